@@ -1,0 +1,153 @@
+"""`Image`: a 2-D image with 1 (grayscale) or 3 (RGB) channels.
+
+Accepted values: a PIL image, a numpy array (H x W, or H x W x C), or a uint8 torch tensor
+(C x H x W, what `ProjectiveTransforms` produces). `Image.to_pil` converts the modes that
+cameras and editors produce (RGBA, paletted, 16-bit, CMYK, EXIF-rotated) to "L" or "RGB":
+conversion, not an error, is the right answer for those.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .base import Block, require_rng
+
+_CONVERTIBLE_MODES = {"1", "L", "LA", "P", "PA", "RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "LAB", "HSV",
+                      "I", "I;16", "I;16B", "I;16L", "I;16N", "F"}
+
+
+class Image(Block):
+    """A 2-D image. `channels` is 1, 3, or None (whatever the data has; 3 when mocking).
+
+    `size` (H, W) is None for raw data of any size; encodings that resize (ProjectiveTransforms)
+    return an `Image` block with the size they produce, so later encodings know it statically.
+    """
+
+    def __init__(self, channels: int | None = None, size=None):
+        if channels not in (None, 1, 3):
+            raise ValueError(f"Image(channels=...) must be 1, 3 or None, got {channels!r}")
+        self.channels = channels
+        self.size = None if size is None else tuple(int(s) for s in size)
+        if self.size is not None and (len(self.size) != 2 or min(self.size) < 1):
+            raise ValueError(f"Image(size=...) must be (height, width) with positive values, got {size!r}")
+
+    def _params(self):
+        p = {"channels": self.channels}
+        if self.size is not None:
+            p["size"] = list(self.size)
+        return p
+
+    def _problem(self, value: Any) -> str | None:
+        problem = self._kind_problem(value)
+        if problem is None and self.size is not None:
+            hw = _hw(value)
+            if hw != self.size:
+                return f"image size (H, W) = {hw} differs from the block's {self.size}"
+        return problem
+
+    def _kind_problem(self, value: Any) -> str | None:
+        try:
+            from PIL import Image as PILImage
+        except ImportError:  # pragma: no cover
+            PILImage = None
+        if PILImage is not None and isinstance(value, PILImage.Image):
+            if value.width < 1 or value.height < 1:
+                return f"image has an empty size {value.size}"
+            if value.mode not in _CONVERTIBLE_MODES:
+                return f"image mode {value.mode!r} cannot be converted to L or RGB"
+            return None
+        if isinstance(value, np.ndarray):
+            if value.ndim == 3 and value.shape[-1] in (1, 3, 4):
+                h, w = value.shape[:2]
+            elif value.ndim == 2:
+                h, w = value.shape
+            else:
+                return f"array of shape {value.shape} is not H x W or H x W x C (C in 1, 3, 4)"
+            if h < 1 or w < 1:
+                return f"array image has an empty size {value.shape}"
+            if not np.isfinite(value).all() if value.dtype.kind == "f" else False:
+                return "array image has NaN or infinite values"
+            return None
+        if type(value).__module__.startswith("torch"):
+            if value.ndim != 3 or value.shape[0] not in (1, 3):
+                return f"tensor image of shape {tuple(value.shape)} is not C x H x W with C in 1, 3"
+            return None
+        return f"expected a PIL image, a numpy array or a C x H x W tensor, got {type(value).__name__}"
+
+    def mock(self, rng: np.random.Generator):
+        """A random RGB (or L) PIL image of random size between 16 and 48 pixels a side."""
+        from PIL import Image as PILImage
+
+        rng = require_rng(rng)
+        h, w = self.size or (int(v) for v in rng.integers(16, 49, size=2))
+        c = self.channels or 3
+        arr = rng.integers(0, 256, size=(h, w, c), dtype=np.uint8)
+        return PILImage.fromarray(arr[..., 0] if c == 1 else arr, mode="L" if c == 1 else "RGB")
+
+    def to_pil(self, value: Any, *, where: str | None = None):
+        """Convert any accepted value to a PIL image in mode "L" or "RGB" (per `channels`)."""
+        from PIL import Image as PILImage, ImageOps
+
+        self.validate(value, where=where)
+        if isinstance(value, np.ndarray):
+            value = _array_to_pil(value)
+        elif not isinstance(value, PILImage.Image):  # torch tensor C x H x W uint8
+            arr = value.detach().cpu().numpy()
+            arr = np.moveaxis(arr, 0, -1)
+            value = _array_to_pil(arr)
+        value = ImageOps.exif_transpose(value) if value.getexif() else value
+        value = _to_l_or_rgb(value)
+        if self.channels == 1 and value.mode != "L":
+            value = value.convert("L")
+        elif self.channels == 3 and value.mode != "RGB":
+            value = value.convert("RGB")
+        return value
+
+
+def _hw(value) -> tuple[int, int]:
+    if isinstance(value, np.ndarray):
+        return tuple(value.shape[:2])
+    if hasattr(value, "height") and not hasattr(value, "ndim"):
+        return (value.height, value.width)
+    return tuple(int(s) for s in value.shape[-2:])
+
+
+def _array_to_pil(arr: np.ndarray):
+    from PIL import Image as PILImage
+
+    if arr.ndim == 3 and arr.shape[-1] == 1:
+        arr = arr[..., 0]
+    if arr.dtype.kind == "f":  # floats are taken to be in [0, 1]
+        arr = np.clip(arr * 255.0 + 0.5, 0, 255).astype(np.uint8)
+    elif arr.dtype == np.uint16:
+        arr = (arr >> 8).astype(np.uint8)
+    elif arr.dtype != np.uint8:
+        arr = np.clip(arr, 0, 255).astype(np.uint8)
+    mode = {2: "L"}.get(arr.ndim) or {3: "RGB", 4: "RGBA"}[arr.shape[-1]]
+    return PILImage.fromarray(np.ascontiguousarray(arr), mode=mode)
+
+
+def _to_l_or_rgb(img):
+    """Modes other than L / RGB: flatten alpha onto white, expand palettes, scale 16-bit to 8."""
+    from PIL import Image as PILImage
+
+    mode = img.mode
+    if mode in ("L", "RGB"):
+        return img
+    if mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        arr = np.asarray(img, dtype=np.float64)
+        hi = 65535.0 if mode.startswith("I;16") or arr.max(initial=0) > 255 else 255.0
+        arr = np.clip(arr / hi * 255.0 + 0.5, 0, 255).astype(np.uint8)
+        return PILImage.fromarray(arr, mode="L")
+    if mode == "1":
+        return img.convert("L")
+    if mode in ("P", "PA"):
+        img = img.convert("RGBA")
+        mode = "RGBA"
+    if mode in ("RGBA", "LA"):
+        base = "RGB" if mode == "RGBA" else "L"
+        bg = PILImage.new(base, img.size, (255, 255, 255) if base == "RGB" else 255)
+        bg.paste(img.convert(base), mask=img.getchannel("A"))
+        return bg
+    return img.convert("RGB")

@@ -1,0 +1,146 @@
+"""Data containers: indexable, sized, and lazy where it matters (as in FastAI.jl / MLUtils).
+
+Data is a pair ``(inputs, targets)`` of equal-length containers. A container is anything with
+``len`` and ``[i]``: a list, a numpy array, or one of these:
+
+- `Samples(n, getter)`: item ``i`` is ``getter(i)``, computed when read (no I/O before that);
+- `mapobs(f, container)`: item ``i`` is ``f(container[i])``; they compose;
+- `Subset(container, indices)`: a view of some items.
+
+`Data` is the pair itself (a tuple, so ``inputs, targets = data`` works) that may also carry
+named splits, e.g. ``{"train": [...], "valid": [...]}`` from a folder layout.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+class Samples:
+    """A lazy container of `n` items: ``samples[i] == getter(i)``, computed on access."""
+
+    def __init__(self, n: int, getter: Callable[[int], Any]):
+        self.n = int(n)
+        self.getter = getter
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        i = _check_index(i, self.n)
+        return self.getter(i)
+
+    def __iter__(self):
+        return (self[i] for i in range(self.n))
+
+    def __repr__(self):
+        return f"Samples(n={self.n}, getter={getattr(self.getter, '__name__', self.getter)!r})"
+
+
+class mapobs:  # noqa: N801 - the FastAI.jl / MLUtils name, used like a function
+    """Lazily apply `f` to every item of `container`: ``mapobs(f, c)[i] == f(c[i])``."""
+
+    def __init__(self, f: Callable[[Any], Any], container: Sequence):
+        self.f = f
+        self.container = container
+
+    def __len__(self):
+        return len(self.container)
+
+    def __getitem__(self, i):
+        i = _check_index(i, len(self))
+        return self.f(self.container[i])
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self):
+        return f"mapobs({getattr(self.f, '__name__', self.f)!r}, <{len(self)} items>)"
+
+
+class Subset:
+    """The items of `container` at `indices`, in that order, without copying them."""
+
+    def __init__(self, container: Sequence, indices: Sequence[int]):
+        self.container = container
+        self.indices = [int(i) for i in indices]
+
+    def __len__(self):
+        return len(self.indices)
+
+    def __getitem__(self, i):
+        i = _check_index(i, len(self))
+        return self.container[self.indices[i]]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self):
+        return f"Subset(<{len(self)} of {len(self.container)} items>)"
+
+
+class Data(tuple):
+    """``(inputs, targets)``, checked to have equal lengths, with optional named `splits`."""
+
+    def __new__(cls, inputs: Sequence, targets: Sequence, splits: dict[str, Sequence[int]] | None = None):
+        if len(inputs) != len(targets):
+            raise ValueError(f"inputs and targets differ in length: {len(inputs)} != {len(targets)}")
+        self = super().__new__(cls, (inputs, targets))
+        self.splits = {k: [int(i) for i in v] for k, v in (splits or {}).items()}
+        return self
+
+    @property
+    def inputs(self):
+        return self[0]
+
+    @property
+    def targets(self):
+        return self[1]
+
+    def subset(self, indices: Sequence[int]) -> "Data":
+        return Data(Subset(self[0], indices), Subset(self[1], indices))
+
+    def split(self, name: str) -> "Data":
+        if name not in self.splits:
+            raise KeyError(f"no split named {name!r}; this data has {sorted(self.splits) or 'no splits'}")
+        return self.subset(self.splits[name])
+
+    def __repr__(self):
+        extra = f", splits={ {k: len(v) for k, v in self.splits.items()} }" if self.splits else ""
+        return f"Data(<{len(self[0])} samples>{extra})"
+
+
+def as_data(data) -> Data:
+    """Accept a `Data`, an ``(inputs, targets)`` pair, or a map-style dataset of (x, y) samples."""
+    if isinstance(data, Data):
+        return data
+    if isinstance(data, tuple) and len(data) == 2 and hasattr(data[0], "__len__") and hasattr(data[1], "__len__") \
+            and hasattr(data[0], "__getitem__"):
+        return Data(data[0], data[1])
+    if hasattr(data, "__len__") and hasattr(data, "__getitem__"):  # map-style dataset of samples
+        return Data(Samples(len(data), lambda i: data[i][0]), Samples(len(data), lambda i: data[i][1]))
+    raise TypeError(f"data must be an (inputs, targets) pair or a map-style dataset of samples, "
+                    f"got {type(data).__name__}")
+
+
+def split_random(n: int, valid_pct: float = 0.2, seed: int | None = 0) -> tuple[list[int], list[int]]:
+    """Shuffle ``range(n)`` with a private generator and cut it: (train indices, valid indices)."""
+    if not 0.0 < valid_pct < 1.0:
+        raise ValueError(f"valid_pct must be between 0 and 1 (exclusive), got {valid_pct!r}")
+    if n < 2:
+        raise ValueError(f"cannot split {n} sample(s) into training and validation sets")
+    order = np.random.default_rng(seed).permutation(n)
+    n_valid = min(max(1, int(round(n * valid_pct))), n - 1)
+    return sorted(order[n_valid:].tolist()), sorted(order[:n_valid].tolist())
+
+
+def _check_index(i, n):
+    if not isinstance(i, (int, np.integer)):
+        raise TypeError(f"container index must be an integer, got {type(i).__name__}")
+    i = int(i)
+    if i < 0:
+        i += n
+    if not 0 <= i < n:
+        raise IndexError(f"index {i} out of range for a container of {n} items")
+    return i

@@ -1,0 +1,84 @@
+"""The `Encoding` protocol: how a block becomes tensors, and back.
+
+An encoding maps (block, value) to (encoded block, encoded value) and may depend on the
+`Context`: augmentation happens only in training, validation and inference see a deterministic
+pipeline. Randomness comes only from the ``numpy.random.Generator`` passed to `encode`.
+
+    encode(block, value, context, rng=None) -> value      one value of one block
+    decode(block, value, context) -> value                encoded value back to the block's kind
+    encoded_block(block) -> Block | None                  None: this encoding leaves `block` alone
+    encode_sample(blocks, values, context, rng) -> values the whole sample; override to act
+                                                          jointly (see ProjectiveTransforms)
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+from ..blocks import Block
+
+
+class Context(str, enum.Enum):
+    """Why a sample is encoded; decides, e.g., whether to augment."""
+
+    TRAINING = "training"
+    VALIDATION = "validation"
+    INFERENCE = "inference"
+
+    @classmethod
+    def of(cls, value: "Context | str") -> "Context":
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"context must be one of {[c.value for c in cls]}, got {value!r}") from None
+
+
+class Encoding:
+    """Base class with the do-nothing defaults; subclasses override what they change."""
+
+    _kinds: ClassVar[dict[str, type["Encoding"]]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        Encoding._kinds[cls.__name__] = cls
+
+    def encoded_block(self, block: Block) -> Block | None:
+        return None
+
+    def encode(self, block: Block, value: Any, context: Context, rng: np.random.Generator | None = None) -> Any:
+        return value
+
+    def decode(self, block: Block, value: Any, context: Context = Context.INFERENCE) -> Any:
+        """`block` is the *encoded* block (what `encoded_block` returned)."""
+        return value
+
+    def encode_sample(self, blocks: Sequence[Block], values: Sequence[Any], context: Context,
+                      rng: np.random.Generator | None = None) -> list:
+        return [self.encode(b, v, context, rng) if self.encoded_block(b) is not None else v
+                for b, v in zip(blocks, values)]
+
+    # JSON round trip --------------------------------------------------------------
+    def _params(self) -> dict:
+        return {}
+
+    def to_dict(self) -> dict:
+        return {"kind": type(self).__name__, **self._params()}
+
+    @staticmethod
+    def from_dict(d: dict) -> "Encoding":
+        d = dict(d)
+        cls = Encoding._kinds.get(d.pop("kind", None))
+        if cls is None:
+            raise ValueError(f"unknown encoding {d!r}; known: {sorted(Encoding._kinds)}")
+        return cls(**d)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._params() == other._params()
+
+    __hash__ = object.__hash__

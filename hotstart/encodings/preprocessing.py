@@ -1,0 +1,66 @@
+"""`ImagePreprocessing`: an image to a normalized float32 C x H x W tensor, and back to PIL.
+
+The normalization stats (`mean`, `std`) belong to the task: they are saved with it, so a loaded
+model preprocesses exactly as it was trained. Channels adapt to what the model expects
+(grayscale repeated to RGB, or RGB reduced to luminance).
+"""
+from __future__ import annotations
+
+from ..blocks import Image, ImageTensor
+from .base import Context, Encoding
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+GRAY_MEAN = (0.5,)
+GRAY_STD = (0.25,)
+
+
+class ImagePreprocessing(Encoding):
+    def __init__(self, mean=None, std=None, channels: int = 3):
+        if channels not in (1, 3):
+            raise ValueError(f"ImagePreprocessing(channels=...) must be 1 or 3, got {channels!r}")
+        self.channels = channels
+        self.mean = tuple(float(m) for m in (mean or (IMAGENET_MEAN if channels == 3 else GRAY_MEAN)))
+        self.std = tuple(float(s) for s in (std or (IMAGENET_STD if channels == 3 else GRAY_STD)))
+        if len(self.mean) != channels or len(self.std) != channels:
+            raise ValueError(f"mean/std need {channels} value(s) each, got mean={self.mean}, std={self.std}")
+        if min(self.std) <= 0:
+            raise ValueError(f"std must be positive, got {self.std}")
+
+    def _params(self):
+        return {"mean": list(self.mean), "std": list(self.std), "channels": self.channels}
+
+    def encoded_block(self, block):
+        if isinstance(block, Image):
+            if block.size is None:  # raw images of any size; shape known only at run time
+                return ImageTensor(self.channels, (0, 0))
+            return ImageTensor(self.channels, block.size)
+        return None
+
+    def encode(self, block, value, context, rng=None):
+        import torch
+        import torchvision.transforms.v2.functional as F
+
+        if type(value).__module__.startswith("torch"):
+            t = value
+        else:
+            t = F.pil_to_tensor(block.to_pil(value))
+        x = t.to(torch.float32).div_(255.0) if t.dtype == torch.uint8 else t.to(torch.float32)
+        if x.shape[0] != self.channels:
+            if self.channels == 3:  # gray -> RGB
+                x = x.expand(3, *x.shape[1:])
+            else:  # RGB -> luminance (ITU-R 601-2, as PIL's convert("L"))
+                x = (x * torch.tensor([0.299, 0.587, 0.114]).view(3, 1, 1)).sum(0, keepdim=True)
+        mean = torch.tensor(self.mean).view(-1, 1, 1)
+        std = torch.tensor(self.std).view(-1, 1, 1)
+        return (x - mean) / std
+
+    def decode(self, block, value, context=Context.INFERENCE):
+        """An encoded tensor (C x H x W) back to a PIL image, for display."""
+        import torch
+        from PIL import Image as PILImage
+
+        x = value.detach().cpu().to(torch.float32)
+        x = x * torch.tensor(self.std).view(-1, 1, 1) + torch.tensor(self.mean).view(-1, 1, 1)
+        arr = (x.clamp(0, 1) * 255 + 0.5).to(torch.uint8).permute(1, 2, 0).numpy()
+        return PILImage.fromarray(arr[..., 0], "L") if arr.shape[-1] == 1 else PILImage.fromarray(arr, "RGB")

@@ -1,0 +1,156 @@
+"""`ProjectiveTransforms`: resize and augment a whole sample jointly, on torchvision.transforms.v2.
+
+An image and its mask or keypoints get the *same* crop, flip and rotation: the sample's spatial
+values are wrapped as ``tv_tensors`` (Image, Mask, KeyPoints) and each goes through the same
+``transforms.v2.functional`` call with the same parameters, so torchvision picks the right kernel
+for each kind (nearest-neighbour for masks, coordinate maps for keypoints).
+
+The random parameters are drawn here from the ``numpy.random.Generator`` passed in, never from
+torch's global RNG (which torchvision's random transform classes would use). In validation and
+inference the pipeline is a deterministic resize to `size`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..blocks import Block, Image, Keypoints, Mask
+from .base import Context, Encoding
+
+_DEFAULT_AUGMENT = {"scale": (0.7, 1.0), "ratio": (3 / 4, 4 / 3), "flip": 0.5, "max_rotate": 10.0,
+                    "max_lighting": 0.2}
+
+
+class ProjectiveTransforms(Encoding):
+    """Resize to `size` (H, W); in training also random-resized-crop, flip, rotate and lighting.
+
+    `augment` is True (the defaults above), False (resize only, in every context) or a dict that
+    overrides some defaults, e.g. ``{"flip": 0.0}`` for digits, which flipping would corrupt.
+    """
+
+    def __init__(self, size: Sequence[int] = (128, 128), augment: bool | dict = True):
+        self.size = _as_size(size)
+        if isinstance(augment, dict):
+            unknown = set(augment) - set(_DEFAULT_AUGMENT)
+            if unknown:
+                raise ValueError(f"unknown augment option(s) {sorted(unknown)}; known: {sorted(_DEFAULT_AUGMENT)}")
+        elif not isinstance(augment, bool):
+            raise TypeError(f"augment must be a bool or a dict of options, got {augment!r}")
+        self.augment = augment
+        self.options = {**_DEFAULT_AUGMENT, **(augment if isinstance(augment, dict) else {})}
+
+    def _params(self):
+        return {"size": list(self.size), "augment": self.augment}
+
+    def encoded_block(self, block: Block) -> Block | None:
+        if isinstance(block, Image):
+            return Image(channels=block.channels, size=self.size)
+        if isinstance(block, (Mask, Keypoints)):
+            return block
+        return None
+
+    def encode(self, block, value, context, rng=None):
+        return self.encode_sample([block], [value], context, rng)[0]
+
+    def encode_sample(self, blocks, values, context, rng=None) -> list:
+        import torch
+        import torchvision.transforms.v2.functional as F
+        from torchvision import tv_tensors
+
+        context = Context.of(context)
+        spatial = [i for i, b in enumerate(blocks) if self.encoded_block(b) is not None]
+        if not spatial:
+            return list(values)
+        wrapped: dict[int, Any] = {}
+        canvas = None
+        for i in spatial:  # images and masks first: they define the canvas keypoints live on
+            b, v = blocks[i], values[i]
+            if isinstance(b, Image):
+                t = tv_tensors.Image(F.pil_to_tensor(b.to_pil(v)) if not _is_tensor(v) else v)
+            elif isinstance(b, Mask):
+                b.validate(v)
+                t = tv_tensors.Mask(torch.as_tensor(np.asarray(v)).to(torch.int64))
+            else:
+                continue
+            hw = tuple(t.shape[-2:])
+            if canvas is not None and hw != canvas:
+                raise ValueError(f"sample's images/masks differ in size: {canvas} vs {hw} ({b!r})")
+            canvas, wrapped[i] = hw, t
+        for i in spatial:
+            if isinstance(blocks[i], Keypoints):
+                if canvas is None:
+                    raise ValueError("Keypoints need an Image or Mask in the same sample to define their canvas")
+                blocks[i].validate(values[i])
+                pts = torch.as_tensor(np.asarray(values[i], dtype=np.float32))
+                wrapped[i] = tv_tensors.KeyPoints(pts, canvas_size=canvas)
+
+        items = [wrapped[i] for i in spatial]
+        if context == Context.TRAINING and self.augment is not False:
+            if rng is None:
+                raise ValueError("ProjectiveTransforms needs an rng (numpy.random.Generator) to augment in training")
+            items = self._augment(items, canvas, rng)
+        else:
+            items = [F.resize(t, list(self.size), antialias=True) for t in items]
+
+        out = list(values)
+        for i, t in zip(spatial, items):
+            plain = t.as_subclass(torch.Tensor)
+            out[i] = plain.to(torch.float32) if isinstance(blocks[i], Keypoints) else plain
+        return out
+
+    # --- augmentation: parameters from rng, kernels from torchvision ---------------------------
+    def _augment(self, items, canvas, rng: np.random.Generator):
+        import torchvision.transforms.v2.functional as F
+        from torchvision import tv_tensors
+
+        o = self.options
+        top, left, h, w = _random_resized_crop_params(canvas, o["scale"], o["ratio"], rng)
+        items = [F.resized_crop(t, top, left, h, w, list(self.size), antialias=True) for t in items]
+        if rng.random() < o["flip"]:
+            items = [F.horizontal_flip(t) for t in items]
+        if o["max_rotate"] > 0:
+            angle = float(rng.uniform(-o["max_rotate"], o["max_rotate"]))
+            items = [F.rotate(t, angle) for t in items]
+        if o["max_lighting"] > 0:
+            brightness = float(1.0 + rng.uniform(-o["max_lighting"], o["max_lighting"]))
+            contrast = float(1.0 + rng.uniform(-o["max_lighting"], o["max_lighting"]))
+            items = [F.adjust_contrast(F.adjust_brightness(t, brightness), contrast)
+                     if isinstance(t, tv_tensors.Image) else t for t in items]
+        return items
+
+
+def _random_resized_crop_params(canvas, scale, ratio, rng):
+    """torchvision's RandomResizedCrop.get_params, drawing from a numpy Generator instead."""
+    height, width = canvas
+    area = height * width
+    log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+    for _ in range(10):
+        target_area = area * rng.uniform(scale[0], scale[1])
+        aspect = math.exp(rng.uniform(*log_ratio))
+        w = int(round(math.sqrt(target_area * aspect)))
+        h = int(round(math.sqrt(target_area / aspect)))
+        if 0 < w <= width and 0 < h <= height:
+            return int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1)), h, w
+    in_ratio = width / height  # fallback: a central crop
+    if in_ratio < min(ratio):
+        w, h = width, int(round(width / min(ratio)))
+    elif in_ratio > max(ratio):
+        h, w = height, int(round(height * max(ratio)))
+    else:
+        w, h = width, height
+    return (height - h) // 2, (width - w) // 2, h, w
+
+
+def _as_size(size) -> tuple[int, int]:
+    if isinstance(size, int):
+        size = (size, size)
+    size = tuple(int(s) for s in size)
+    if len(size) != 2 or min(size) < 1:
+        raise ValueError(f"size must be (height, width) with positive values, got {size!r}")
+    return size
+
+
+def _is_tensor(x) -> bool:
+    return type(x).__module__.startswith("torch")

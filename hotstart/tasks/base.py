@@ -1,0 +1,175 @@
+"""`SupervisedTask`: blocks + encodings, and everything that follows from them statically.
+
+A task knows what a sample is (``blocks = (input_block, target_block)``), how it becomes tensors
+(``encodings``, applied in order), and so the encoded blocks, the model head, the loss and the
+metrics. It never runs a training loop (that is the learner's job).
+"""
+from __future__ import annotations
+
+import io
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+from ..blocks import Block, BlockValueError
+from ..encodings import Context, Encoding
+
+
+class SupervisedTask:
+    _kinds: ClassVar[dict[str, type["SupervisedTask"]]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        SupervisedTask._kinds[cls.__name__] = cls
+
+    def __init__(self, blocks: Sequence[Block], encodings: Sequence[Encoding]):
+        blocks = tuple(blocks)
+        if len(blocks) != 2 or not all(isinstance(b, Block) for b in blocks):
+            raise TypeError(f"a supervised task needs blocks=(input_block, target_block), got {blocks!r}")
+        self.blocks = blocks
+        self.encodings = tuple(encodings)
+
+    # --- static derivation ------------------------------------------------------------
+    def encoded_blocks(self, blocks: Sequence[Block] | None = None) -> tuple[Block, ...]:
+        """The blocks after every encoding: what the model sees and what the loss compares."""
+        blocks = list(self.blocks if blocks is None else blocks)
+        for enc in self.encodings:
+            blocks = [enc.encoded_block(b) or b for b in blocks]
+        return tuple(blocks)
+
+    @property
+    def input_block(self) -> Block:
+        return self.blocks[0]
+
+    @property
+    def target_block(self) -> Block:
+        return self.blocks[1]
+
+    # --- encoding and decoding ------------------------------------------------------
+    def encode_sample(self, sample: Sequence[Any], context: Context | str = Context.TRAINING,
+                      rng: np.random.Generator | None = None, *, where: str | None = None) -> tuple:
+        """Raw ``(input, target)`` -> encoded tensors. `where` names the sample in errors."""
+        context = Context.of(context)
+        values = list(sample)
+        if len(values) != len(self.blocks):
+            raise ValueError(f"{where or 'sample'}: expected {len(self.blocks)} values (input, target), got {len(values)}")
+        blocks = list(self.blocks)
+        try:
+            for b, v in zip(blocks, values):
+                b.validate(v)
+            for enc in self.encodings:
+                values = enc.encode_sample(blocks, values, context, rng)
+                blocks = [enc.encoded_block(b) or b for b in blocks]
+        except (BlockValueError, ValueError, TypeError) as e:
+            if where:
+                raise type(e)(f"{where}: {e}") from e
+            raise
+        return tuple(values)
+
+    def encode_input(self, x: Any, context: Context | str = Context.INFERENCE,
+                     rng: np.random.Generator | None = None) -> Any:
+        """Encode an input alone (prediction): the same path, without a target."""
+        context = Context.of(context)
+        blocks, values = [self.blocks[0]], [x]
+        self.blocks[0].validate(x, where="input")
+        for enc in self.encodings:
+            values = enc.encode_sample(blocks, values, context, rng)
+            blocks = [enc.encoded_block(b) or b for b in blocks]
+        return values[0]
+
+    def decode_target(self, y: Any) -> Any:
+        """An encoded target back to the raw target (e.g. class index -> label)."""
+        return self._decode(1, y)
+
+    def decode_input(self, x: Any) -> Any:
+        """An encoded input back to something showable (e.g. tensor -> PIL image)."""
+        return self._decode(0, x)
+
+    def _decode(self, i: int, value: Any) -> Any:
+        chain = []
+        block = self.blocks[i]
+        for enc in self.encodings:
+            new = enc.encoded_block(block)
+            if new is not None:
+                chain.append((enc, new))
+                block = new
+        for enc, encoded in reversed(chain):
+            value = enc.decode(encoded, value, Context.INFERENCE)
+        return value
+
+    def mock_sample(self, rng: np.random.Generator) -> tuple:
+        """A valid random raw sample, drawn only from `rng`."""
+        return tuple(b.mock(rng) for b in self.blocks)
+
+    # --- what the learner needs (subclasses provide) ---------------------------------------
+    def head(self, num_features: int):
+        raise NotImplementedError
+
+    def loss_fn(self):
+        raise NotImplementedError
+
+    def metrics(self) -> dict:
+        return {}
+
+    def activation(self, output):
+        """Model outputs (logits) -> probabilities; used by metrics and prediction."""
+        return output
+
+    def decode_output(self, output) -> tuple[Any, Any]:
+        raise NotImplementedError
+
+    # --- JSON ---------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"kind": "SupervisedTask", "blocks": [b.to_dict() for b in self.blocks],
+                "encodings": [e.to_dict() for e in self.encodings]}
+
+    @staticmethod
+    def from_dict(d: dict) -> "SupervisedTask":
+        d = dict(d)
+        kind = d.pop("kind", None)
+        cls = SupervisedTask._kinds.get(kind) or (SupervisedTask if kind == "SupervisedTask" else None)
+        if cls is None:
+            raise ValueError(f"unknown task kind {kind!r}; known: {sorted(SupervisedTask._kinds) + ['SupervisedTask']}")
+        return cls._from_params(d)
+
+    @classmethod
+    def _from_params(cls, d: dict) -> "SupervisedTask":
+        return cls([Block.from_dict(b) for b in d["blocks"]], [Encoding.from_dict(e) for e in d["encodings"]])
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"{type(self).__name__}(blocks={self.blocks!r})"
+
+    # --- description --------------------------------------------------------------------
+    def describe(self, *, file=None) -> str:
+        """Print (and return) each block through each encoding, with a mock sample's tensor shapes."""
+        out = io.StringIO()
+        names = ["input", "target"]
+        print(f"{type(self).__name__}", file=out)
+        for i, name in enumerate(names):
+            block = self.blocks[i]
+            print(f"  {name}: {block!r}", file=out)
+            for enc in self.encodings:
+                new = enc.encoded_block(block)
+                if new is not None:
+                    print(f"    -> {type(enc).__name__}: {new!r}", file=out)
+                    block = new
+        rng = np.random.default_rng(0)
+        sample = self.mock_sample(rng)
+        for ctx in (Context.TRAINING, Context.VALIDATION):
+            enc = self.encode_sample(sample, ctx, np.random.default_rng(0))
+            shapes = ", ".join(f"{n} {_describe_value(v)}" for n, v in zip(names, enc))
+            print(f"  encoded ({ctx.value}): {shapes}", file=out)
+        text = out.getvalue()
+        print(text, end="", file=file)
+        return text
+
+
+def _describe_value(v) -> str:
+    if hasattr(v, "shape") and hasattr(v, "dtype"):
+        return f"{tuple(v.shape)} {str(v.dtype).replace('torch.', '')}"
+    return repr(v)
