@@ -35,6 +35,7 @@ _LAZY = {
     "load_learner": "hotstart.learner",
     "ToGPU": "hotstart.learner",
     "ToDevice": "hotstart.learner",
+    "callbacks": "hotstart.learner",
 }
 _SUBMODULES = {"blocks", "encodings", "tasks", "datasets", "learner", "warmup"}
 

@@ -13,9 +13,9 @@ def _as_classes(classes: Iterable[Any], who: str) -> list:
     if not classes:
         raise ValueError(f"{who}(classes=...) needs at least one class")
     classes = [c.item() if hasattr(c, "item") else c for c in classes]  # numpy scalars -> JSON-able
-    if len(set(classes)) != len(classes):
-        raise ValueError(f"{who}(classes=...) has duplicates: {classes}")
-    return classes
+    # Repeats are dropped, first occurrence kept, so ``Label(labels)`` works on a column of
+    # labels as it does in FastAI.jl; use `Label.from_data` for sorted classes.
+    return list(dict.fromkeys(classes))
 
 
 class Label(Block):

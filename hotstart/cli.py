@@ -1,0 +1,126 @@
+"""Command line: ``python -m hotstart train [PATH] ...``.
+
+    python -m hotstart train                          # the built-in digits, small CNN, 32x32
+    python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
+    python -m hotstart train table.csv --path-col file --label-col tags --label-sep " "
+
+PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
+The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m hotstart", description="hotstart: train image models.")
+    sub = p.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train", help="train an image classifier and save it",
+                       description="Train on PATH (a folder of class folders or a CSV), or on the built-in digits.")
+    t.add_argument("path", nargs="?", default=None, help="folder of class folders, or a CSV table; default: digits")
+    t.add_argument("--backbone", default=None, help="timm model name (e.g. resnet18); default: a small CNN")
+    t.add_argument("--pretrained", action="store_true", help="start from the backbone's pretrained weights")
+    t.add_argument("--epochs", type=_positive_int, default=5)
+    t.add_argument("--size", type=_positive_int, nargs=2, metavar=("H", "W"), default=None,
+                   help="input size; default 32 32 for digits, 128 128 otherwise")
+    t.add_argument("--batch-size", type=_positive_int, default=64)
+    t.add_argument("--lr", type=float, default=None, help="maximum learning rate of the one-cycle schedule")
+    t.add_argument("--valid-pct", type=float, default=0.2)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--no-flip", action="store_true", help="no horizontal flips (always off for digits)")
+    t.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
+    t.add_argument("--path-col", default="path", help="CSV: column with image paths")
+    t.add_argument("--label-col", default="label", help="CSV: column with labels")
+    t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
+    t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
+    t.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return p
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def load_data(args):
+    from . import datasets
+
+    if args.path is None:
+        data, blocks = datasets.load("digits")
+        return data, blocks, "digits"
+    path = Path(args.path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if path.is_dir():
+        data, blocks = datasets.ImageFolders(path)
+    elif path.suffix.lower() in (".csv", ".tsv"):
+        data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep)
+    else:
+        raise ValueError(f"{path}: expected a folder of class folders or a .csv table")
+    return data, blocks, str(path)
+
+
+def train(args) -> int:
+    from .blocks import LabelMulti
+    from .learner import tasklearner
+    from .tasks import ImageClassificationMulti, ImageClassificationSingle
+
+    data, blocks, name = load_data(args)
+    digits = args.path is None
+    size = tuple(args.size) if args.size else ((32, 32) if digits else (128, 128))
+    augment = {"flip": 0.0} if (digits or args.no_flip) else True
+    task_cls = ImageClassificationMulti if isinstance(blocks[1], LabelMulti) else ImageClassificationSingle
+    task = task_cls(blocks, size=size, augment=augment)
+    print(f"data: {name}, {len(data[0])} samples, {len(task.classes)} classes; task:")
+    task.describe()
+    learner = tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
+                          batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
+                          num_workers=args.workers, progress=not args.no_progress)
+    lr = args.lr if args.lr is not None else (3e-3 if args.backbone is None else 1e-3)
+    learner.fit_one_cycle(args.epochs, lr)
+    out = Path(args.out)
+    learner.save(out / "model")
+    write_history(learner.history, out / "history.csv")
+    fig = learner.plot_loss()
+    fig.savefig(out / "loss.png", dpi=100)
+    final = learner.history[-1]
+    summary = ", ".join(f"{k} {v:.4f}" for k, v in final.items() if k not in ("epoch", "time"))
+    print(f"done: {summary}\nwrote {out / 'model'}, {out / 'history.csv'}, {out / 'loss.png'}")
+    return 0
+
+
+def write_history(history, path: Path) -> None:
+    from .learner.serialization import atomic_write_bytes
+    import io
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(history[0]))
+    writer.writeheader()
+    writer.writerows(history)
+    atomic_write_bytes(path, buf.getvalue().encode())
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "train":
+            return train(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (FileNotFoundError, NotADirectoryError, ValueError, TypeError, KeyError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""Errors the datasets package raises, so callers can catch "bad data" apart from bugs.
+
+Both are `ValueError` subclasses: a bad folder, table or file is a bad *value* handed to us,
+and code that already catches ValueError keeps working.
+"""
+from __future__ import annotations
+
+
+class DatasetError(ValueError):
+    """A dataset is empty, malformed or inconsistent; the message names the path or argument."""
+
+
+class ImageLoadError(ValueError):
+    """A file could not be read as an image (corrupt, truncated, not an image, too large).
+
+    The message always starts with the file's path, because the first thing anyone needs when a
+    training run dies on sample 48,213 is *which file* it was.
+    """
+
+
+class ChecksumError(DatasetError):
+    """A downloaded file's sha256 differs from the one declared for it (the file is deleted)."""

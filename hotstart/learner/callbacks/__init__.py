@@ -1,0 +1,14 @@
+"""Callbacks for the learner's loop. Each lives in its own file; see base.py for the events."""
+from .base import Callback, CancelBatch, CancelEpoch, CancelFit
+from .checkpoint import SaveBestModel
+from .device import ToDevice, ToGPU
+from .early_stopping import EarlyStopping
+from .grad_clip import GradientClip
+from .metrics import Metrics
+from .nan_guard import NonFiniteGuard, NonFiniteLossError
+from .progress import Progress
+from .recorder import Recorder
+
+__all__ = ["Callback", "CancelBatch", "CancelEpoch", "CancelFit", "SaveBestModel", "ToDevice", "ToGPU",
+           "EarlyStopping", "GradientClip", "Metrics", "NonFiniteGuard", "NonFiniteLossError", "Progress",
+           "Recorder"]

@@ -1,0 +1,40 @@
+"""`NonFiniteGuard`: stop on a NaN or infinite loss (or gradient) before it reaches the weights.
+
+The check runs after the loss and after the backward pass, before the optimizer step, so the
+model keeps the last good weights and the fit ends with an error that says where it happened.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .base import Callback
+
+
+class NonFiniteLossError(FloatingPointError):
+    """The loss or the gradients became NaN or infinite; the weights are the last good ones."""
+
+
+class NonFiniteGuard(Callback):
+    order = -20
+
+    def after_loss(self):
+        loss = float(self.learner.loss.detach())
+        if not math.isfinite(loss):
+            self._stop(f"loss is {loss}")
+
+    def after_backward(self):
+        grads = [p.grad for p in self.learner.model.parameters() if p.grad is not None]
+        if grads:
+            norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.detach().float()) for g in grads]))
+            if not torch.isfinite(norm):
+                self._stop("gradients are not finite")
+
+    def _stop(self, what: str):
+        learner = self.learner
+        phase = "training" if learner.training else "validation"
+        raise NonFiniteLossError(
+            f"{what} at epoch {learner.epoch}, {phase} batch {learner.iter}; fitting stopped and the model "
+            f"keeps the weights from before this batch. Try a lower learning rate (lr_find) or check the data."
+        )

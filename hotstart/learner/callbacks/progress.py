@@ -1,0 +1,73 @@
+"""`Progress`: a tqdm bar per phase (notebook-aware via tqdm.auto) and a table row per epoch."""
+from __future__ import annotations
+
+import sys
+
+from .base import Callback
+
+
+class Progress(Callback):
+    order = 50  # after the recorder and metrics have filled in the epoch's numbers
+
+    def __init__(self, bars: bool = True, table: bool = True, file=None):
+        self.bars, self.table = bars, table
+        self.file = file
+        self._bar = None
+        self._header_done = False
+
+    def before_fit(self):
+        self._header_done = False
+
+    def _start_bar(self, desc: str, total: int):
+        if not self.bars or not self.learner.backend.is_global_zero:
+            return
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(total=total, desc=desc, leave=False, file=self.file or sys.stderr, dynamic_ncols=True)
+
+    def before_train(self):
+        self._start_bar(f"epoch {self.learner.epoch + 1}/{self.learner.n_epoch} train", len(self.learner._train_dl))
+
+    def before_validate(self):
+        self._start_bar("valid", len(self.learner._valid_dl))
+
+    def after_batch(self):
+        if self._bar is not None:
+            self._bar.update(1)
+            if self.learner.training:
+                self._bar.set_postfix(loss=f"{float(self.learner.loss.detach()):.4f}", refresh=False)
+
+    def _close(self):
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def after_train(self):
+        self._close()
+
+    def after_validate(self):
+        self._close()
+
+    def after_epoch(self):
+        if not self.table or not self.learner.backend.is_global_zero or not self.learner.history:
+            return
+        row = self.learner.history[-1]
+        keys = list(row)
+        if not self._header_done:
+            self._write("  ".join(f"{k:>10}" for k in keys))
+            self._header_done = True
+        self._write("  ".join(_fmt(row[k]) for k in keys))
+
+    def after_fit(self):
+        self._close()
+
+    def _write(self, line: str):
+        from tqdm.auto import tqdm
+
+        tqdm.write(line, file=self.file or sys.stdout)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:>10.4f}"
+    return f"{v!s:>10}"

@@ -1,0 +1,44 @@
+"""`Recorder`: the history, one dict per epoch (epoch, train_loss, valid_loss, metrics, time)."""
+from __future__ import annotations
+
+import math
+import time
+
+from .base import Callback
+
+
+class Recorder(Callback):
+    order = -10  # first in, so everything after can read the running losses
+
+    def __init__(self):
+        self.history: list[dict] = []
+        self.losses: list[float] = []  # every training batch's loss, across fits (for plot_loss)
+        self.lrs: list[float] = []
+
+    def before_epoch(self):
+        self._t0 = time.perf_counter()
+        self._sum = {True: 0.0, False: 0.0}
+        self._n = {True: 0, False: 0}
+
+    def after_loss(self):
+        n = len(self.learner.yb)
+        loss = float(self.learner.loss.detach())
+        self._sum[self.learner.training] += loss * n
+        self._n[self.learner.training] += n
+        if self.learner.training:
+            self.losses.append(loss)
+            self.lrs.append(self.learner.opt.param_groups[-1]["lr"])
+
+    def phase_loss(self, training: bool) -> float:
+        n = self._n[training]
+        value = self._sum[training] / n if n else math.nan
+        return self.learner.backend.all_reduce_mean(value)
+
+    def after_epoch(self):
+        from .metrics import Metrics
+
+        metrics = self.learner.cb(Metrics)
+        row = {"epoch": len(self.history), "train_loss": self.phase_loss(True), "valid_loss": self.phase_loss(False)}
+        row.update(metrics.values if metrics is not None else {})
+        row["time"] = time.perf_counter() - self._t0
+        self.history.append(row)

@@ -1,0 +1,357 @@
+"""`Learner`: the training loop, told top to bottom, with events for callbacks.
+
+The override ladder (use the lowest rung that does what you need):
+
+1. ``learner.fit_one_cycle(5)`` / ``fit`` / ``fine_tune``: the usual way.
+2. ``callbacks=[...]``: react to events (see callbacks/base.py) without touching the loop, e.g.
+   ``EarlyStopping(patience=2)``; cancel with `CancelBatch` / `CancelEpoch` / `CancelFit`.
+3. Subclass and override `compute_loss(pred, yb)` for a different objective, or `train_step()`
+   for a different step (two optimizers, gradient accumulation, ...)::
+
+       class MyLearner(Learner):
+           def compute_loss(self, pred, yb):
+               return super().compute_loss(pred, yb) + 1e-4 * pred.pow(2).mean()
+
+4. Your own loop: ``learner.model``, ``learner.train_loader``, ``learner.loss_func`` are plain
+   PyTorch objects.
+
+The learner never knows what an image is: it sees batches, a model, a loss, metrics and callbacks.
+Its `task` (optional) is used only for `predict`, `show_results` and `save`.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from typing import Any, Sequence
+
+import torch
+
+from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
+from .data import set_epoch
+from .rng import derive_seed, fresh_seed, seeded_torch_rng
+from .schedule import one_cycle
+
+
+class Learner:
+    def __init__(self, model, train_loader, valid_loader, loss_func, *, optimizer="adamw", metrics=None,
+                 callbacks: Sequence[Callback] = (), task=None, seed: int | None = None, backend=None,
+                 progress: bool = True, model_config: dict | None = None, wd: float = 0.01):
+        from .backend import make_backend
+        from .callbacks.metrics import Metrics
+        from .callbacks.nan_guard import NonFiniteGuard
+        from .callbacks.progress import Progress
+        from .callbacks.recorder import Recorder
+
+        self.model = model
+        self.train_loader, self.valid_loader = train_loader, valid_loader
+        self.loss_func = loss_func
+        self.optimizer = optimizer
+        self.task = task
+        self.seed = fresh_seed() if seed is None else int(seed)
+        self.backend = backend or make_backend()
+        self.model_config = model_config or {}
+        self.wd = wd
+        self.recorder = Recorder()
+        self.cbs: list[Callback] = []
+        defaults = [self.recorder, Metrics(metrics, activation=getattr(task, "activation", None)), NonFiniteGuard()]
+        if progress:
+            defaults.append(Progress())
+        for cb in [*defaults, *callbacks]:
+            self.add_cb(cb)
+        self.opt = None
+        self._fits = 0  # how many fits so far: each gets its own seed, derived from self.seed
+        self.training = False
+        self.epoch = 0
+        self.n_epoch = 0
+        self._setup_done = False
+
+    # --- callbacks --------------------------------------------------------------------------
+    def add_cb(self, cb: Callback) -> "Learner":
+        if isinstance(cb, type):
+            cb = cb()
+        cb.learner = self
+        self.cbs.append(cb)
+        self.cbs.sort(key=lambda c: c.order)  # stable: ties keep insertion order
+        return self
+
+    def remove_cb(self, cb: Callback) -> "Learner":
+        self.cbs.remove(cb)
+        return self
+
+    @contextlib.contextmanager
+    def added_cbs(self, cbs: Sequence[Callback]):
+        for cb in cbs:
+            self.add_cb(cb)
+        try:
+            yield
+        finally:
+            for cb in cbs:
+                self.remove_cb(cb)
+
+    def event(self, name: str) -> None:
+        for cb in list(self.cbs):
+            getattr(cb, name)()
+
+    def cb(self, kind: type) -> Callback | None:
+        """The first callback of type `kind`, or None."""
+        return next((c for c in self.cbs if isinstance(c, kind)), None)
+
+    @property
+    def history(self) -> list[dict]:
+        """One dict per epoch: epoch, train_loss, valid_loss, each metric, time."""
+        return self.recorder.history
+
+    @property
+    def device(self):
+        return self.backend.device
+
+    # --- setup ------------------------------------------------------------------------------
+    def _setup(self):
+        """Move model and loaders to the backend once; (re)create the optimizer each fit."""
+        if not self._setup_done:
+            self.model = self.backend.setup_module(self.model)
+            self._train_dl = self.backend.setup_dataloader(self.train_loader)
+            self._valid_dl = self.backend.setup_dataloader(self.valid_loader)
+            self._setup_done = True
+
+    def make_optimizer(self, lr: float, wd: float | None):
+        """Two parameter groups, backbone then head, so `lr` may be a (backbone, head) pair."""
+        from .optim import make_optimizer
+
+        opt = make_optimizer(self.optimizer, self._param_groups(), lr=lr, wd=self.wd if wd is None else wd)
+        return self.backend.setup_optimizer(opt)
+
+    def _param_groups(self):
+        model = getattr(self.model, "module", self.model)  # Fabric wraps the module
+        model = getattr(model, "_orig_mod", model)
+        if hasattr(model, "backbone") and hasattr(model, "head"):
+            return [list(model.backbone.parameters()), list(model.head.parameters())]
+        return [list(model.parameters())]
+
+    def set_hyper(self, lr, mom: float | None = None):
+        """Set learning rate(s) and momentum / beta1 on every parameter group: the one place it happens."""
+        lrs = _group_lrs(lr, len(self.opt.param_groups))
+        for g, lr_g in zip(self.opt.param_groups, lrs):
+            g["lr"] = lr_g
+            if mom is not None:
+                if "betas" in g:
+                    g["betas"] = (mom, g["betas"][1])
+                elif "momentum" in g:
+                    g["momentum"] = mom
+
+    # --- the loop ---------------------------------------------------------------------------
+    def fit(self, n_epoch: int, lr=1e-3, *, wd: float | None = None, callbacks: Sequence[Callback] = (),
+            schedule=None) -> "Learner":
+        """Train `n_epoch` epochs at `lr` (constant unless `schedule(pct) -> (lr, mom)` is given)."""
+        if int(n_epoch) < 1:
+            raise ValueError(f"n_epoch must be at least 1, got {n_epoch!r}")
+        self._setup()
+        seed = derive_seed(self.seed, self._fits)
+        self._fits += 1
+        with seeded_torch_rng(seed), self.added_cbs(callbacks):
+            self.opt = self.make_optimizer(_first_lr(lr), wd)
+            self.schedule = schedule or (lambda pct: (lr, None))
+            self.n_epoch, self.n_iter = int(n_epoch), len(self._train_dl)
+            self.train_iter, self.fit_seed = 0, seed
+            try:
+                self.event("before_fit")
+                for epoch in range(self.n_epoch):
+                    self.epoch = epoch
+                    try:
+                        self.event("before_epoch")
+                        self._run_phase(train=True)
+                        self._run_phase(train=False)
+                    except CancelEpoch:
+                        pass
+                    self.event("after_epoch")
+            except CancelFit:
+                pass
+            finally:
+                self.event("after_fit")  # also on errors and KeyboardInterrupt: history is kept
+        return self
+
+    def _run_phase(self, train: bool):
+        self.training = train
+        self.model.train(train)
+        raw, loader = (self.train_loader, self._train_dl) if train else (self.valid_loader, self._valid_dl)
+        set_epoch(raw, self.epoch, self.fit_seed)
+        self.event("before_train" if train else "before_validate")
+        with contextlib.nullcontext() if train else torch.no_grad():
+            for self.iter, batch in enumerate(loader):
+                self.xb, self.yb = self.backend.to_device(batch)
+                try:
+                    self.event("before_batch")
+                    self.train_step() if train else self.valid_step()
+                except CancelBatch:
+                    pass
+                self.event("after_batch")
+                if train:
+                    self.train_iter += 1
+        self.event("after_train" if train else "after_validate")
+
+    def train_step(self):
+        """One optimization step. The schedule is applied here, and only here."""
+        lr, mom = self.schedule(self.train_iter / max(1, self.n_epoch * self.n_iter))
+        self.set_hyper(lr, mom)
+        with self.backend.autocast():
+            self.pred = self.model(self.xb)
+            self.event("after_pred")
+            self.loss = self.compute_loss(self.pred, self.yb)
+        self.event("after_loss")
+        self.backend.backward(self.loss)
+        self.event("after_backward")
+        self.opt.step()
+        self.event("after_step")
+        self.opt.zero_grad(set_to_none=True)
+
+    def valid_step(self):
+        with self.backend.autocast():
+            self.pred = self.model(self.xb)
+            self.event("after_pred")
+            self.loss = self.compute_loss(self.pred, self.yb)
+        self.event("after_loss")
+
+    def compute_loss(self, pred, yb):
+        return self.loss_func(pred, yb)
+
+    # --- schedules --------------------------------------------------------------------------
+    def fit_one_cycle(self, n_epoch: int, lr_max=None, *, div: float = 25.0, div_final: float = 1e5,
+                      pct_start: float = 0.25, wd: float | None = None, moms=(0.95, 0.85, 0.95),
+                      callbacks: Sequence[Callback] = ()) -> "Learner":
+        """Warm up linearly to `lr_max`, then anneal with a cosine; momentum the other way."""
+        lr_max = 1e-3 if lr_max is None else lr_max
+
+        def schedule(pct):
+            lrs = _as_tuple(lr_max)
+            pairs = [one_cycle(pct, m, div, div_final, pct_start, moms) for m in lrs]
+            return (tuple(p[0] for p in pairs) if len(pairs) > 1 else pairs[0][0]), pairs[0][1]
+
+        return self.fit(n_epoch, lr_max, wd=wd, callbacks=callbacks, schedule=schedule)
+
+    def freeze(self) -> "Learner":
+        from .models import set_backbone_trainable
+
+        set_backbone_trainable(self._task_model(), False)
+        return self
+
+    def unfreeze(self) -> "Learner":
+        from .models import set_backbone_trainable
+
+        set_backbone_trainable(self._task_model(), True)
+        return self
+
+    def fine_tune(self, epochs: int, base_lr: float = 2e-3, freeze_epochs: int = 1, lr_mult: float = 100,
+                  pct_start: float = 0.3, div: float = 5.0, **kwargs) -> "Learner":
+        """fastai's recipe: train the head with the backbone frozen, then everything, with a lower
+        learning rate for the backbone (`base_lr / 2 / lr_mult`) than for the head (`base_lr / 2`)."""
+        self.freeze()
+        if freeze_epochs > 0:
+            self.fit_one_cycle(freeze_epochs, base_lr, pct_start=0.99, **kwargs)
+        self.unfreeze()
+        base_lr /= 2
+        return self.fit_one_cycle(epochs, (base_lr / lr_mult, base_lr), pct_start=pct_start, div=div, **kwargs)
+
+    def lr_find(self, start_lr: float = 1e-7, end_lr: float = 10.0, num_it: int = 100, *, plot: bool = False):
+        """Sweep the learning rate upward over a few batches; restore the model; suggest a rate."""
+        from .lr_find import lr_find
+
+        result = lr_find(self, start_lr=start_lr, end_lr=end_lr, num_it=num_it)
+        if plot:
+            result.plot()
+        return result
+
+    # --- evaluation and prediction ---------------------------------------------------------
+    def validate(self, loader=None) -> dict:
+        """Run the validation phase alone: {"loss": ..., <metric>: ...}."""
+        from .callbacks.metrics import Metrics
+
+        self._setup()
+        if loader is not None:
+            saved = self.valid_loader, self._valid_dl
+            self.valid_loader, self._valid_dl = loader, self.backend.setup_dataloader(loader)
+        try:
+            with seeded_torch_rng(self.seed):
+                self.fit_seed, self.epoch = self.seed, 0
+                self._run_phase(train=False)
+        finally:
+            if loader is not None:
+                self.valid_loader, self._valid_dl = saved
+        metrics = self.cb(Metrics)
+        return {"loss": metrics.valid_loss, **metrics.values}
+
+    def _task_model(self):
+        m = getattr(self.model, "module", self.model)
+        return getattr(m, "_orig_mod", m)
+
+    def predict(self, raw_input) -> tuple[Any, torch.Tensor]:
+        """Decoded prediction and probabilities for one raw input (e.g. a PIL image)."""
+        if self.task is None:
+            raise ValueError("predict needs the learner's task (build it with tasklearner)")
+        x = self.task.encode_input(raw_input)
+        self._setup()
+        self.model.eval()
+        with torch.no_grad(), self.backend.autocast():
+            out = self.model(x.unsqueeze(0).to(self.device))
+        return self.task.decode_output(out[0].float().cpu())
+
+    def get_preds(self, loader=None):
+        """(probabilities, encoded targets) over the validation set, in order."""
+        self._setup()
+        loader = self._valid_dl if loader is None else loader
+        self.model.eval()
+        preds, targets = [], []
+        act = getattr(self.task, "activation", lambda o: o)
+        with torch.no_grad(), seeded_torch_rng(self.seed):
+            set_epoch(self.valid_loader, 0, self.seed)
+            for batch in loader:
+                xb, yb = self.backend.to_device(batch)
+                with self.backend.autocast():
+                    preds.append(act(self.model(xb).float()).cpu())
+                targets.append(yb.cpu())
+        return torch.cat(preds), torch.cat(targets)
+
+    # --- saving and showing ---------------------------------------------------------------
+    def save(self, path) -> "Any":
+        """Write ``weights.safetensors`` and ``task.json`` into the folder `path` (atomically)."""
+        from .serialization import save_learner
+
+        return save_learner(self, path)
+
+    def show_results(self, n: int = 9, **kwargs):
+        from .plots import show_results
+
+        return show_results(self, n=n, **kwargs)
+
+    def plot_loss(self, **kwargs):
+        from .plots import plot_loss
+
+        return plot_loss(self, **kwargs)
+
+    def __repr__(self):
+        return (f"Learner(model={type(self._task_model()).__name__}, backend={self.backend!r}, "
+                f"train={len(self.train_loader.dataset)}, valid={len(self.valid_loader.dataset)}, seed={self.seed})")
+
+
+def fit_one_cycle(learner: Learner, n_epoch: int, lr_max=None, **kwargs) -> Learner:
+    """Function form, as in FastAI.jl: ``fit_one_cycle(learner, 3, lr_max=3e-3)``."""
+    return learner.fit_one_cycle(n_epoch, lr_max, **kwargs)
+
+
+def _as_tuple(lr) -> tuple:
+    return tuple(lr) if isinstance(lr, (tuple, list)) else (lr,)
+
+
+def _first_lr(lr):
+    return _as_tuple(lr)[-1]
+
+
+def _group_lrs(lr, n_groups: int) -> list[float]:
+    """A float for every group, or a (low, high) pair spread geometrically over the groups."""
+    lrs = _as_tuple(lr)
+    if len(lrs) == 1:
+        return [float(lrs[0])] * n_groups
+    if n_groups == 1:
+        return [float(lrs[-1])]
+    lo, hi = float(lrs[0]), float(lrs[-1])
+    return [lo * (hi / lo) ** (i / (n_groups - 1)) for i in range(n_groups)]

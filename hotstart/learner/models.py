@@ -1,0 +1,108 @@
+"""Models: a backbone (timm name, an ``nn.Module``, or our small CNN) plus the task's head.
+
+`TaskModel` keeps the two apart (``model.backbone``, ``model.head``) so that fine-tuning can
+freeze the backbone, and compiling can compile the backbone alone: the head's shape depends on
+the number of classes, the backbone's does not, so a compile cache warmed with 10 classes serves
+a run with 37.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+
+class TaskModel(nn.Module):
+    def __init__(self, backbone: nn.Module, head: nn.Module):
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+
+    def forward(self, x):
+        return self.head(self.backbone(x))
+
+
+class SmallCNN(nn.Module):
+    """A small conv net for small images: conv-BN-ReLU stages, each halving the size, then pooling.
+
+    Stages stop when the feature map would drop below 4 pixels, so it suits 8x8 up to 128x128.
+    ``num_features`` is the width of the pooled output (what the head takes).
+    """
+
+    def __init__(self, in_chans: int = 3, size=(32, 32), widths=(32, 64, 128, 256)):
+        super().__init__()
+        layers, c, s = [], in_chans, min(size)
+        for i, w in enumerate(widths):
+            stride = 2 if (i > 0 and s >= 8) else 1
+            s = s // stride
+            layers += [nn.Conv2d(c, w, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True),
+                       nn.Conv2d(w, w, 3, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU(inplace=True)]
+            c = w
+        self.features = nn.Sequential(*layers)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.num_features = c
+        self.config = {"in_chans": in_chans, "size": list(size), "widths": list(widths)}
+
+    def forward(self, x):
+        return self.pool(self.features(x)).flatten(1)
+
+
+def build_backbone(backbone, *, in_chans: int, size, pretrained: bool = False) -> tuple[nn.Module, dict]:
+    """(backbone module, its config for saving). `backbone` is None, a timm name, or a module."""
+    if backbone is None:
+        net = SmallCNN(in_chans=in_chans, size=size)
+        return net, {"kind": "SmallCNN", **net.config}
+    if isinstance(backbone, str):
+        import timm
+
+        if not timm.is_model(backbone):
+            close = timm.list_models(f"*{backbone.split('_')[0]}*")[:8]
+            raise ValueError(f"backbone {backbone!r} is not a timm model name; similar: {close}")
+        net = timm.create_model(backbone, pretrained=pretrained, num_classes=0, in_chans=in_chans)
+        return net, {"kind": "timm", "name": backbone, "in_chans": in_chans}
+    if isinstance(backbone, nn.Module):
+        return backbone, {"kind": "module", "class": type(backbone).__qualname__}
+    raise TypeError(f"backbone must be a timm model name, an nn.Module or None, got {type(backbone).__name__}")
+
+
+def backbone_from_config(cfg: dict) -> nn.Module:
+    if cfg["kind"] == "SmallCNN":
+        return SmallCNN(in_chans=cfg["in_chans"], size=cfg["size"], widths=cfg["widths"])
+    if cfg["kind"] == "timm":
+        import timm
+
+        return timm.create_model(cfg["name"], pretrained=False, num_classes=0, in_chans=cfg["in_chans"])
+    raise ValueError(f"cannot rebuild a backbone of kind {cfg['kind']!r} ({cfg.get('class')}); "
+                     f"pass model=... to load_learner")
+
+
+def num_features(backbone: nn.Module, in_chans: int, size) -> int:
+    """Width of the backbone's output, from its attribute or a dry run on one zero image."""
+    n = getattr(backbone, "num_features", None)
+    if isinstance(n, int) and n > 0:
+        return n
+    was_training = backbone.training
+    backbone.eval()
+    with torch.no_grad():
+        out = backbone(torch.zeros(1, in_chans, *size))
+    backbone.train(was_training)
+    if out.ndim != 2:
+        raise ValueError(f"the backbone must return (batch, features); it returned shape {tuple(out.shape)}")
+    return int(out.shape[1])
+
+
+def timm_stats(name: str):
+    """Normalization stats (mean, std) from a timm model's pretrained config."""
+    import timm
+
+    cfg = timm.get_pretrained_cfg(name)
+    if cfg is None:
+        return None
+    return tuple(cfg.mean), tuple(cfg.std)
+
+
+def set_backbone_trainable(model: TaskModel, trainable: bool) -> None:
+    """Freeze or unfreeze the backbone; BatchNorm layers stay trainable (as fastai's train_bn)."""
+    for m in model.backbone.modules():
+        is_norm = isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.LayerNorm, nn.GroupNorm))
+        for p in m.parameters(recurse=False):
+            p.requires_grad_(trainable or is_norm)

@@ -1,0 +1,40 @@
+"""Explicit randomness for the loop and model building.
+
+Libraries we build on draw from torch's global RNG (timm's weight init, dropout, DataLoader
+workers' base seed when no generator is given). So those steps run inside `seeded_torch_rng`,
+which forks torch's RNG state (CPU and CUDA), seeds the fork, and restores the caller's state on
+exit. This is the only place in hotstart that seeds torch's default generator, and only inside
+a fork: the caller's RNGs come out exactly as they went in.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import torch
+
+
+def fresh_seed() -> int:
+    """A seed from the OS's entropy (never from a global RNG): used when no seed= is given."""
+    return int(np.random.SeedSequence().generate_state(1)[0])
+
+
+def derive_seed(*parts: int) -> int:
+    """A 31-bit seed derived from several integers (e.g. learner seed, fit number, epoch)."""
+    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0] & 0x7FFFFFFF)
+
+
+@contextlib.contextmanager
+def seeded_torch_rng(seed: int):
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices, enabled=True):
+        torch.random.default_generator.manual_seed(int(seed))
+        for d in devices:
+            torch.cuda.default_generators[d].manual_seed(int(seed))
+        yield
+
+
+def torch_generator(seed: int) -> torch.Generator:
+    g = torch.Generator()
+    g.manual_seed(int(seed))
+    return g

@@ -1,0 +1,108 @@
+"""`tasklearner`: a task and data in, a ready `Learner` out.
+
+Which part of hotstart owns each argument (read this before adding one):
+
+| argument               | owner                   | what it decides                                      |
+|------------------------|-------------------------|------------------------------------------------------|
+| task                   | tasks/                  | encodings, head, loss, metrics, decoding             |
+| data, validdata        | datasets/ (containers)  | raw samples: ``(inputs, targets)`` or a dataset      |
+| valid_pct, seed        | datasets/ split_random  | the random split when no validdata / folder split    |
+| batch_size, num_workers| learner/data.py         | DataLoaders (seeded shuffle, drop_last in training)  |
+| backbone, model,       | learner/models.py       | timm name / nn.Module / small CNN, + task head;      |
+| pretrained             |                         | pretrained stats replace the task's normalization    |
+| compile                | learner/compiling.py    | torch.compile of the backbone (False, True, "auto")  |
+| device, precision,     | learner/backend.py      | plain CPU, or Lightning Fabric (GPU, mixed precision,|
+| ToDevice/ToGPU in cbs  |                         | multi-process)                                       |
+| optimizer, wd          | learner/optim.py        | AdamW (default), Adam, SGD or your callable          |
+| metrics                | learner/callbacks       | torchmetrics by name (default: the task's)           |
+| callbacks, progress    | learner/callbacks       | events of the loop; progress bars and epoch table    |
+| seed                   | learner/rng.py          | model init, shuffling, augmentation, dropout         |
+
+Arguments left at ``None`` fall back to the owner's default, so a CLI can pass every option.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .callbacks.base import Callback
+from .callbacks.device import ToDevice
+
+
+def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, valid_pct: float = 0.2,
+                validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
+                seed: int | None = None, num_workers: int = 0, compile=False, device=None, precision=None,
+                pretrained: bool = False, progress: bool = True, wd: float = 0.01, _model_config=None):
+    from ..datasets.containers import as_data, split_random
+    from .backend import make_backend
+    from .compiling import maybe_compile
+    from .data import TaskDataset, make_loader
+    from .loop import Learner
+    from .models import TaskModel, build_backbone, num_features, timm_stats
+    from .rng import fresh_seed, seeded_torch_rng
+
+    seed = fresh_seed() if seed is None else int(seed)
+    if int(batch_size) < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size!r}")
+    if backbone is not None and model is not None:
+        raise ValueError("pass either backbone= (a timm name or module, the task adds its head) or model= (complete), not both")
+
+    if pretrained and isinstance(backbone, str) and hasattr(task, "with_stats"):
+        stats = timm_stats(backbone)
+        if stats is not None:
+            task = task.with_stats(*stats)
+
+    encoded_input = task.encoded_blocks()[0]
+    in_chans = getattr(encoded_input, "channels", 3)
+    size = getattr(encoded_input, "size", (64, 64))
+
+    with seeded_torch_rng(seed):  # timm's init draws from torch's global RNG: give it a private one
+        if model is None:
+            net, backbone_cfg = build_backbone(backbone, in_chans=in_chans, size=size, pretrained=pretrained)
+            nf = num_features(net, in_chans, size)
+            model = TaskModel(net, task.head(nf))
+            model_config = {"backbone": backbone_cfg, "num_features": nf}
+        else:
+            model_config = _model_config or {"backbone": {"kind": "module", "class": type(model).__qualname__}}
+
+    dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
+    backend = make_backend(
+        accelerator=device or (dev.accelerator if dev else None),
+        devices=dev.devices if dev else None,
+        strategy=dev.strategy if dev else None,
+        precision=precision or (dev.precision if dev else None),
+    )
+    model = maybe_compile(model, compile, task=task, backbone=backbone, size=size, batch_size=batch_size,
+                          device=backend.device, precision=precision)
+
+    train_loader = valid_loader = None
+    if data is not None:
+        data = as_data(data)
+        if len(data[0]) == 0:
+            raise ValueError("the dataset is empty: no samples to train on")
+        _check_targets(task, data)
+        if validdata is not None:
+            validdata = as_data(validdata)
+            _check_targets(task, validdata)
+            train, valid = data, validdata
+        elif {"train", "valid"} <= set(getattr(data, "splits", {})):
+            train, valid = data.split("train"), data.split("valid")
+        else:
+            train_idx, valid_idx = split_random(len(data[0]), valid_pct, seed)
+            train, valid = data.subset(train_idx), data.subset(valid_idx)
+        pin = backend.device.type == "cuda"
+        train_loader = make_loader(TaskDataset(task, train, "training", seed), batch_size=batch_size, train=True,
+                                   num_workers=num_workers, seed=seed, pin_memory=pin)
+        valid_loader = make_loader(TaskDataset(task, valid, "validation", seed), batch_size=batch_size,
+                                   train=False, num_workers=num_workers, seed=seed, pin_memory=pin)
+
+    user_cbs = [c for c in callbacks if not isinstance(c, ToDevice)]
+    return Learner(model, train_loader, valid_loader, task.loss_fn(), optimizer=optimizer,
+                   metrics=metrics if metrics is not None else task.metrics, callbacks=user_cbs, task=task,
+                   seed=seed, backend=backend, progress=progress, model_config=model_config, wd=wd)
+
+
+def _check_targets(task, data) -> None:
+    """Targets are cheap to read (no I/O): check them all now, not at batch 300 of epoch 2."""
+    block = task.target_block
+    for i in range(len(data[1])):
+        block.validate(data[1][i], where=f"target of sample {i}")
