@@ -38,7 +38,9 @@ class ProjectiveTransforms(Encoding):
                 raise ValueError(f"unknown augment option(s) {sorted(unknown)}; known: {sorted(_DEFAULT_AUGMENT)}")
         elif not isinstance(augment, bool):
             raise TypeError(f"augment must be a bool or a dict of options, got {augment!r}")
-        self.augment = augment
+        # JSON-native form (tuples -> lists, a copy), so `to_dict` round-trips through JSON unchanged
+        self.augment = ({k: list(v) if isinstance(v, (tuple, list)) else v for k, v in augment.items()}
+                        if isinstance(augment, dict) else augment)
         self.options = {**_DEFAULT_AUGMENT, **(augment if isinstance(augment, dict) else {})}
 
     def _params(self):

@@ -111,8 +111,9 @@ class Learner:
         """Move model and loaders to the backend once; (re)create the optimizer each fit."""
         if not self._setup_done:
             self.model = self.backend.setup_module(self.model)
-            self._train_dl = self.backend.setup_dataloader(self.train_loader)
-            self._valid_dl = self.backend.setup_dataloader(self.valid_loader)
+            # a learner loaded for prediction has no loaders (Fabric cannot set up None)
+            setup = lambda dl: None if dl is None else self.backend.setup_dataloader(dl)  # noqa: E731
+            self._train_dl, self._valid_dl = setup(self.train_loader), setup(self.valid_loader)
             self._setup_done = True
 
     def make_optimizer(self, lr: float, wd: float | None):
@@ -146,11 +147,14 @@ class Learner:
         """Train `n_epoch` epochs at `lr` (constant unless `schedule(pct) -> (lr, mom)` is given)."""
         if int(n_epoch) < 1:
             raise ValueError(f"n_epoch must be at least 1, got {n_epoch!r}")
+        if self.train_loader is None:
+            raise ValueError("this learner has no data to fit on: pass data to tasklearner / load_learner")
         self._setup()
         seed = derive_seed(self.seed, self._fits)
         self._fits += 1
-        with seeded_torch_rng(seed), self.added_cbs(callbacks):
+        with seeded_torch_rng(seed), self.model_context(), self.added_cbs(callbacks):
             self.opt = self.make_optimizer(_first_lr(lr), wd)
+            self.model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
             self.schedule = schedule or (lambda pct: (lr, None))
             self.n_epoch, self.n_iter = int(n_epoch), len(self._train_dl)
             self.train_iter, self.fit_seed = 0, seed
@@ -271,7 +275,7 @@ class Learner:
             saved = self.valid_loader, self._valid_dl
             self.valid_loader, self._valid_dl = loader, self.backend.setup_dataloader(loader)
         try:
-            with seeded_torch_rng(self.seed):
+            with seeded_torch_rng(self.seed), self.model_context():
                 self.fit_seed, self.epoch = self.seed, 0
                 self._run_phase(train=False)
         finally:
@@ -279,6 +283,10 @@ class Learner:
                 self.valid_loader, self._valid_dl = saved
         metrics = self.cb(Metrics)
         return {"loss": metrics.valid_loss, **metrics.values}
+
+    def model_context(self):
+        """The model's run context (a compiled model points Inductor at hotstart's cache), or a no-op."""
+        return getattr(self._task_model(), "compile_context", contextlib.nullcontext)()
 
     def _task_model(self):
         m = getattr(self.model, "module", self.model)
@@ -291,7 +299,7 @@ class Learner:
         x = self.task.encode_input(raw_input)
         self._setup()
         self.model.eval()
-        with torch.no_grad(), self.backend.autocast():
+        with torch.no_grad(), self.backend.autocast(), self.model_context():
             out = self.model(x.unsqueeze(0).to(self.device))
         return self.task.decode_output(out[0].float().cpu())
 
@@ -302,7 +310,7 @@ class Learner:
         self.model.eval()
         preds, targets = [], []
         act = getattr(self.task, "activation", lambda o: o)
-        with torch.no_grad(), seeded_torch_rng(self.seed):
+        with torch.no_grad(), seeded_torch_rng(self.seed), self.model_context():
             set_epoch(self.valid_loader, 0, self.seed)
             for batch in loader:
                 xb, yb = self.backend.to_device(batch)
@@ -329,8 +337,9 @@ class Learner:
         return plot_loss(self, **kwargs)
 
     def __repr__(self):
+        n = lambda loader: None if loader is None else len(loader.dataset)  # noqa: E731
         return (f"Learner(model={type(self._task_model()).__name__}, backend={self.backend!r}, "
-                f"train={len(self.train_loader.dataset)}, valid={len(self.valid_loader.dataset)}, seed={self.seed})")
+                f"train={n(self.train_loader)}, valid={n(self.valid_loader)}, seed={self.seed})")
 
 
 def fit_one_cycle(learner: Learner, n_epoch: int, lr_max=None, **kwargs) -> Learner:

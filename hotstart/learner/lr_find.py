@@ -46,8 +46,9 @@ def lr_find(learner, start_lr=1e-7, end_lr=10.0, num_it=100, beta=0.98, stop_div
     was_training = model.training
     result = LRFindResult()
     try:
-        with seeded_torch_rng(derive_seed(learner.seed, 10_000 + learner._fits)):
+        with seeded_torch_rng(derive_seed(learner.seed, 10_000 + learner._fits)), learner.model_context():
             opt = learner.make_optimizer(start_lr, None)
+            model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
             model.train()
             avg, best, step = 0.0, math.inf, 0
             epoch = 0

@@ -18,7 +18,12 @@ class TaskModel(nn.Module):
         self.head = head
 
     def forward(self, x):
+        if self.compiled_with is not None and x.shape[0] > 1:
+            # one compiled graph, cached once, for every batch size (train, last valid batch, ...)
+            torch._dynamo.maybe_mark_dynamic(x, 0)
         return self.head(self.backbone(x))
+
+    compiled_with = None  # set by hotstart.warmup.cache.compile_backbone
 
 
 class SmallCNN(nn.Module):

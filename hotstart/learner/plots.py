@@ -17,7 +17,7 @@ def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
     ds.epoch = 0
     xs, ys = zip(*(ds[i] for i in range(n)))
     learner.model.eval()
-    with torch.no_grad(), learner.backend.autocast():
+    with torch.no_grad(), learner.backend.autocast(), learner.model_context():
         out = learner.model(torch.stack(xs).to(learner.device)).float().cpu()
     nrows = math.ceil(n / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (3 * ncols, 3 * nrows), squeeze=False)

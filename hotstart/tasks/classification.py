@@ -17,10 +17,11 @@ class _ImageClassification(SupervisedTask):
         name = type(self).__name__
         if len(blocks) != 2 or not isinstance(blocks[0], Image) or type(blocks[1]) is not self.target_kind:
             raise TypeError(f"{name} needs blocks=(Image(), {self.target_kind.__name__}(classes)), got {blocks!r}")
-        self.size = ProjectiveTransforms(size).size
-        self.augment = augment
+        projective = ProjectiveTransforms(size, augment=augment)
+        self.size = projective.size
+        self.augment = projective.augment  # JSON-native, so to_dict round-trips unchanged
         channels = blocks[0].channels or 3
-        encodings = [ProjectiveTransforms(self.size, augment=augment),
+        encodings = [projective,
                      ImagePreprocessing(mean, std, channels=channels),
                      OneHot() if self.target_kind is Label else MultiHot()]
         super().__init__(blocks, encodings)

@@ -26,6 +26,11 @@ class Metrics(Callback):
             self._metrics = {name: m.to(self.learner.device) for name, m in dict(spec).items()}
         return self._metrics
 
+    def before_epoch(self):
+        # an epoch cancelled before validation must not report the previous epoch's numbers
+        self.values = {name: math.nan for name in self.values}
+        self.valid_loss = math.nan
+
     def before_validate(self):
         for m in self._build().values():
             m.reset()

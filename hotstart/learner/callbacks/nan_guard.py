@@ -19,6 +19,13 @@ class NonFiniteLossError(FloatingPointError):
 class NonFiniteGuard(Callback):
     order = -20
 
+    def before_batch(self):
+        # The forward pass updates buffers (BatchNorm's running stats) before the loss is known;
+        # keep a copy so a bad batch's NaNs do not stay in them (a few small tensors per step).
+        self._buffers = None
+        if self.learner.training:
+            self._buffers = [(b, b.detach().clone()) for b in self.learner.model.buffers()]
+
     def after_loss(self):
         loss = float(self.learner.loss.detach())
         if not math.isfinite(loss):
@@ -33,6 +40,10 @@ class NonFiniteGuard(Callback):
 
     def _stop(self, what: str):
         learner = self.learner
+        if getattr(self, "_buffers", None):
+            with torch.no_grad():
+                for buf, saved in self._buffers:
+                    buf.copy_(saved)
         phase = "training" if learner.training else "validation"
         raise NonFiniteLossError(
             f"{what} at epoch {learner.epoch}, {phase} batch {learner.iter}; fitting stopped and the model "

@@ -14,6 +14,7 @@ class Recorder(Callback):
         self.history: list[dict] = []
         self.losses: list[float] = []  # every training batch's loss, across fits (for plot_loss)
         self.lrs: list[float] = []
+        self.before_epoch()  # so `validate()` before any fit finds running sums to add to
 
     def before_epoch(self):
         self._t0 = time.perf_counter()

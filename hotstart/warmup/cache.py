@@ -1,0 +1,76 @@
+"""hotstart's compile cache: one persistent folder, shared by the warmup and the learner.
+
+Inductor (torch.compile's backend) keeps its FX-graph, AOTAutograd and kernel caches in the
+folder named by ``TORCHINDUCTOR_CACHE_DIR``, falling back to a folder in the system temp dir
+that can vanish at reboot, and it *writes* that variable into ``os.environ`` when it picks one.
+So every compiled call of a hotstart model runs inside `inductor_cache`, which points the
+variable at our folder and puts ``os.environ`` back as it found it.
+
+The folder is ``platformdirs.user_cache_dir("hotstart")``; ``HOTSTART_CACHE_DIR`` overrides it,
+and so does an explicit ``cache_dir=``.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+ENV_VAR = "HOTSTART_CACHE_DIR"
+
+
+def cache_dir(override=None) -> Path:
+    """The cache folder (not created here)."""
+    if override is not None:
+        return Path(override).expanduser().resolve()
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env).expanduser().resolve()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("hotstart", appauthor=False)).resolve()
+
+
+def inductor_dir(root=None) -> Path:
+    return cache_dir(root) / "inductor"
+
+
+_INDUCTOR_ENV_PREFIXES = ("TORCHINDUCTOR", "_TORCHINDUCTOR", "TRITON")
+
+
+@contextlib.contextmanager
+def inductor_cache(root=None):
+    """Point Inductor at hotstart's cache for the duration; afterwards put back every
+    Inductor / Triton variable of ``os.environ`` as it was (Inductor sets some as it works)."""
+    target = str(inductor_dir(root))
+    os.makedirs(target, exist_ok=True)
+    saved = {k: v for k, v in os.environ.items() if k.startswith(_INDUCTOR_ENV_PREFIXES)}
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = target
+    try:
+        yield Path(target)
+    finally:
+        for k in [k for k in os.environ if k.startswith(_INDUCTOR_ENV_PREFIXES)]:
+            if k not in saved:
+                del os.environ[k]
+        os.environ.update(saved)
+
+
+class CompiledBackbone:
+    """Marker of how a TaskModel's backbone was compiled (kept on the model, never saved)."""
+
+    def __init__(self, root):
+        self.root = root
+
+
+def compile_backbone(model, *, cache_root=None):
+    """Compile ``model.backbone`` in place (``nn.Module.compile``: state_dict keys unchanged).
+
+    The learner runs fits, validation and prediction inside ``model.compile_context()``, so
+    compilation (forward graphs, and backward graphs compiled lazily at the first backward)
+    reads and writes hotstart's cache and leaves ``os.environ`` as it was.
+    """
+    root = cache_dir(cache_root)
+    with inductor_cache(root):  # importing torch._dynamo already reads (and sets) the cache dir
+        model.backbone.compile()
+    model.compile_context = lambda: inductor_cache(root)  # instance attribute; not in state_dict
+    model.compiled_with = CompiledBackbone(root)
+    return model
