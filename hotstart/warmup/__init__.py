@@ -1,0 +1,18 @@
+"""The warmup: fill the compile cache once, after install, so later runs start fast.
+
+    python -m hotstart.warmup                  # run the built-in workloads
+    python -m hotstart.warmup --status         # what is warm here
+    python -m hotstart.warmup --module mypkg.warm   # a package's own workloads
+
+In Python: ``hotstart.warmup.run(only=None, budget=None, cache_dir=None) -> WarmupReport``.
+It is free of side effects: global RNGs, torch flags and ``os.environ`` come out as they went
+in (see guard.py); it writes only to its cache folder and the system temp folder.
+"""
+from .cache import cache_dir, inductor_cache
+from .manifest import config_key, is_warm, read_manifest
+from .policy import should_compile
+from .runner import WarmupReport, WorkloadResult, run, status
+from .workloads import Registry, Workload, builtin_workloads
+
+__all__ = ["run", "status", "Registry", "Workload", "builtin_workloads", "WarmupReport", "WorkloadResult",
+           "cache_dir", "inductor_cache", "config_key", "is_warm", "read_manifest", "should_compile"]

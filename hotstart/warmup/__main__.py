@@ -1,0 +1,80 @@
+"""``python -m hotstart.warmup [--list] [--only PATTERN ...] [--budget S] [--dry-run] [--clear]
+[--status] [--module MOD ...] [--cache-dir DIR] [--strict]``.
+
+Exit code 0 unless --strict is given and a workload failed: a warmup never breaks an install.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m hotstart.warmup",
+                                description="Fill hotstart's compile cache so later runs start fast.")
+    p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    p.add_argument("--only", nargs="+", metavar="PATTERN", help="run only workloads matching these names (fnmatch)")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="stop cleanly after this long")
+    p.add_argument("--dry-run", action="store_true", help="show what would run, run nothing")
+    p.add_argument("--clear", action="store_true", help="delete the cache folder (then run, unless --status/--list)")
+    p.add_argument("--status", action="store_true", help="show what is warm for this torch version and device")
+    p.add_argument("--module", action="append", default=[], metavar="MOD",
+                   help="import MOD and add the workloads of its Registry objects (repeatable)")
+    p.add_argument("--no-builtin", action="store_true", help="only the --module workloads")
+    p.add_argument("--cache-dir", default=None, help="cache folder (default: $HOTSTART_CACHE_DIR or the user cache)")
+    p.add_argument("--strict", action="store_true", help="exit 1 if any workload fails")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+
+    from .cache import cache_dir
+
+    root = cache_dir(args.cache_dir)
+    if args.clear:
+        if root.exists():
+            shutil.rmtree(root)
+        print(f"cleared {root}")
+        if not (args.list or args.status or args.dry_run or args.only or args.module):
+            return 0
+    if args.status:
+        from .runner import status
+
+        entries = status(root)
+        print(f"cache: {root}")
+        if not entries:
+            print("nothing is warm yet for this torch version; run: python -m hotstart.warmup")
+        for e in entries:
+            print(f"  warm  {e['key']}   (by {e['workload']}, {e['seconds']:.1f} s, {e['when']})")
+        return 0
+
+    import importlib
+
+    from .runner import run, select
+    from .workloads import Registry, builtin_workloads, registries_in_module
+
+    try:
+        regs = [] if args.no_builtin else [Registry(builtin_workloads())]
+        for name in args.module:
+            regs.extend(registries_in_module(importlib.import_module(name)))
+        chosen = select(regs, args.only)
+    except (ImportError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.list or args.dry_run:
+        for w in chosen:
+            print(f"{w.name:<28} backbone={w.backbone or 'SmallCNN'} size={w.size[0]}x{w.size[1]} "
+                  f"batch={w.batch_size} device={w.device} compile={w.compile}  {w.description}")
+        if args.dry_run:
+            print(f"(dry run: {len(chosen)} workload(s) would run, cache {root})")
+        return 0
+    report = run(only=args.only, budget=args.budget, cache_dir=root, registries=regs,
+                 progress=not args.no_progress)
+    print(report.table())
+    for r in report.results:
+        if r.status == "failed" and r.detail:
+            print(f"\n--- {r.name} failed ---\n{r.detail}", file=sys.stderr)
+    return 1 if (args.strict and not report.ok) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

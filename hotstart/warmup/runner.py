@@ -1,0 +1,188 @@
+"""`run`: the warmup itself. Each workload fits a tiny model on mock data, compiled, so the
+compile cache is filled; each is timed, guarded, and reported; none can fail the install.
+
+    python -m hotstart.warmup            # all built-in workloads (CPU; CUDA too when present)
+    python -m hotstart.warmup --status   # what is warm for this torch version and device
+"""
+from __future__ import annotations
+
+import resource
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cache import cache_dir as resolve_cache_dir
+from .guard import SideEffectGuard
+from .workloads import Registry, Workload, builtin_workloads
+
+DEFAULT_MAX_MEMORY_MB = 3072
+
+
+@dataclass
+class WorkloadResult:
+    name: str
+    status: str                  # "ok", "failed", "skipped"
+    seconds: float = 0.0
+    key: str | None = None       # manifest key (what is now warm)
+    error: str | None = None     # one line; the traceback goes to `detail`
+    detail: str | None = field(default=None, repr=False)
+
+
+@dataclass
+class WarmupReport:
+    results: list[WorkloadResult]
+    seconds: float
+    peak_rss_mb: float
+    cache_dir: str
+    side_effects: list[str]      # what the guard had to put back (should be empty)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.status != "failed" for r in self.results)
+
+    def table(self) -> str:
+        width = max([len(r.name) for r in self.results] + [8])
+        lines = [f"{'workload':<{width}}  {'status':<8} {'seconds':>8}  note"]
+        for r in self.results:
+            lines.append(f"{r.name:<{width}}  {r.status:<8} {r.seconds:>8.1f}  {r.error or ''}")
+        lines.append(f"total {self.seconds:.1f} s, peak memory {self.peak_rss_mb:.0f} MB, cache {self.cache_dir}")
+        if self.side_effects:
+            lines.append("side effects put back: " + "; ".join(self.side_effects))
+        return "\n".join(lines)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
+
+
+def select(registries, only=None) -> list[Workload]:
+    chosen = [w for reg in registries for w in reg if w.matches(only)]
+    if only and not chosen:
+        names = [w.name for reg in registries for w in reg]
+        raise ValueError(f"--only {list(only)} matches no workload; known: {names}")
+    return chosen
+
+
+def run(only=None, budget: float | None = None, cache_dir=None, *, registries=None, modules=(),
+        include_builtin: bool = True, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB, progress: bool = True,
+        seed: int = 0) -> WarmupReport:
+    """Run the workloads in this process and return a report.
+
+    `only`: name patterns (fnmatch); `budget`: seconds, after which the run stops cleanly (the
+    running fit is cancelled at the next batch, later workloads are skipped); `cache_dir`:
+    defaults to ``HOTSTART_CACHE_DIR`` or the platformdirs user cache. `modules`: importable
+    names of user modules whose `Registry` objects add workloads.
+    """
+    import importlib
+
+    from .workloads import registries_in_module
+
+    regs = list(registries) if registries is not None else []
+    if include_builtin and registries is None:
+        regs.insert(0, Registry(builtin_workloads()))
+    for name in modules:
+        found = registries_in_module(importlib.import_module(name))
+        if not found:
+            raise ValueError(f"module {name!r} defines no hotstart.warmup.Registry")
+        regs.extend(found)
+    workloads = select(regs, only)
+    root = resolve_cache_dir(cache_dir)
+    start = time.perf_counter()
+    results: list[WorkloadResult] = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(workloads), desc="warmup", file=sys.stderr, leave=False)
+    with SideEffectGuard() as guard:
+        import os
+
+        from .cache import ENV_VAR
+
+        saved_env = os.environ.get(ENV_VAR)
+        os.environ[ENV_VAR] = str(root)  # so tasklearner(compile=True) compiles into this cache
+        try:
+            _run_all(workloads, root, budget, max_memory_mb, seed, start, results, bar)
+        finally:
+            if saved_env is None:
+                os.environ.pop(ENV_VAR, None)
+            else:
+                os.environ[ENV_VAR] = saved_env
+    if bar is not None:
+        bar.close()
+    return WarmupReport(results, time.perf_counter() - start, peak_rss_mb(), str(root), guard.changed)
+
+
+def _run_all(workloads, root, budget, max_memory_mb, seed, start, results, bar):
+    for w in workloads:
+        if bar is not None:
+            bar.set_postfix_str(w.name)
+        elapsed = time.perf_counter() - start
+        if budget is not None and elapsed >= budget:
+            results.append(WorkloadResult(w.name, "skipped", error=f"budget of {budget:g} s used up"))
+        elif peak_rss_mb() > max_memory_mb:
+            results.append(WorkloadResult(w.name, "skipped", error=f"memory cap {max_memory_mb:.0f} MB reached"))
+        else:
+            deadline = None if budget is None else start + budget
+            results.append(_run_one(w, root, deadline, seed))
+        if bar is not None:
+            bar.update(1)
+
+
+def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
+    """Build the task, mock data from a private generator, tasklearner, a few one-cycle steps."""
+    import torch
+
+    from ..learner import tasklearner
+    from ..learner.callbacks import Callback, CancelFit
+    from .manifest import config_key, record
+
+    t0 = time.perf_counter()
+    try:
+        if w.device == "cuda" and not torch.cuda.is_available():
+            return WorkloadResult(w.name, "skipped", error="no CUDA device")
+        task = w.task()
+        rng = np.random.default_rng(seed)
+        n_train, n_valid = w.batch_size * w.steps, w.batch_size + max(1, w.batch_size // 2)
+        train = [task.mock_sample(rng) for _ in range(n_train)]
+        valid = [task.mock_sample(rng) for _ in range(n_valid)]  # two batch sizes: dynamic batch dim
+
+        class Deadline(Callback):
+            def after_batch(self):
+                if deadline is not None and time.perf_counter() > deadline:
+                    raise CancelFit("warmup budget used up")
+
+        learner = tasklearner(task, ([s[0] for s in train], [s[1] for s in train]),
+                              validdata=([s[0] for s in valid], [s[1] for s in valid]),
+                              backbone=w.backbone, batch_size=w.batch_size, compile=w.compile,
+                              device=w.device, precision=None if w.precision == "32-true" else w.precision,
+                              seed=seed, progress=False, callbacks=[Deadline()])
+        learner.fit_one_cycle(1, 1e-3)
+        seconds = time.perf_counter() - t0
+        if deadline is not None and time.perf_counter() > deadline and len(learner.history) == 0:
+            return WorkloadResult(w.name, "skipped", seconds, error="budget used up mid-workload")
+        key = None
+        if w.compile:
+            in_chans = getattr(task.encoded_blocks()[0], "channels", 3)
+            key = config_key(w.backbone, in_chans, w.size, w.device, w.precision)
+            if key is not None:
+                record(key, workload=w.name, seconds=seconds, device=w.device, root=root)
+        return WorkloadResult(w.name, "ok", seconds, key=key)
+    except Exception as e:  # a failing workload is reported, never fatal
+        return WorkloadResult(w.name, "failed", time.perf_counter() - t0, error=f"{type(e).__name__}: {e}"[:200],
+                              detail=traceback.format_exc())
+
+
+def status(cache_dir=None) -> list[dict]:
+    """Manifest entries for this torch version and the devices present."""
+    import torch
+
+    from .manifest import read_manifest
+
+    devices = {"cpu"} | ({"cuda"} if torch.cuda.is_available() else set())
+    entries = read_manifest(cache_dir)["entries"]
+    return [dict(key=k, **v) for k, v in sorted(entries.items())
+            if v.get("torch") == torch.__version__ and v.get("device") in devices]

@@ -1,0 +1,129 @@
+"""Workloads: what the warmup runs, and the registry a package uses to add its own.
+
+A workload names a task factory, a backbone, an input size, a batch size, a device, a precision
+and whether to compile. Registering is explicit, on a `Registry` object you own::
+
+    # mypkg/warm.py
+    from hotstart import Image, Label, ImageClassificationSingle
+    from hotstart.warmup import Registry
+
+    registry = Registry()
+
+    @registry.workload(backbone="resnet18", size=(224, 224), batch_size=32)
+    def pets_classifier():
+        return ImageClassificationSingle((Image(), Label([f"breed{i}" for i in range(37)])), size=(224, 224))
+
+then ``python -m hotstart.warmup --module mypkg.warm`` runs it (every `Registry` found in the module),
+like the "startup package" that Julia users write with PrecompileTools.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str                                   # unique, shown in tables and used by --only
+    task: Callable[[], object]                  # builds the task; its blocks make the mock data
+    backbone: str | None = None                 # timm name, or None for hotstart's small CNN
+    size: tuple[int, int] = (128, 128)          # input size (must match the task's)
+    batch_size: int = 16                        # training batch size
+    device: str = "cpu"                         # "cpu" or "cuda"
+    precision: str = "32-true"                  # Lightning Fabric precision string
+    compile: bool = True                        # compile the backbone (fills the compile cache)
+    steps: int = 2                              # training batches to run (validation gets 2 batches too)
+    description: str = field(default="", compare=False)
+
+    def matches(self, patterns: Iterable[str] | None) -> bool:
+        return not patterns or any(fnmatch.fnmatch(self.name, p) for p in patterns)
+
+
+class Registry:
+    """An ordered, resettable set of workloads (no global state: make one, fill it, pass it)."""
+
+    def __init__(self, workloads: Iterable[Workload] = ()):
+        self._items: dict[str, Workload] = {}
+        for w in workloads:
+            self.add(w)
+
+    def add(self, workload: Workload) -> Workload:
+        if workload.name in self._items:
+            raise ValueError(f"a workload named {workload.name!r} is already registered")
+        self._items[workload.name] = workload
+        return workload
+
+    def workload(self, name: str | None = None, **options) -> Callable:
+        """Decorator: register the decorated task factory as a workload with `options`."""
+        def register(factory):
+            self.add(Workload(name=name or factory.__name__, task=factory, **options))
+            return factory
+        return register
+
+    def remove(self, name: str) -> None:
+        del self._items[name]
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def __iter__(self):
+        return iter(list(self._items.values()))
+
+    def __len__(self):
+        return len(self._items)
+
+    def __contains__(self, name):
+        return name in self._items
+
+    def __repr__(self):
+        return f"Registry({list(self._items)})"
+
+
+def builtin_workloads(cuda: bool | None = None) -> list[Workload]:
+    """The built-in workloads: single- and multi-label classification with the default backbone
+    and with resnet18 at the task's default size (128x128), plus the digits main job's
+    configuration; on CPU, and on CUDA when it is there. The head is not compiled, so the
+    multi-label workload reuses the single-label one's backbone graphs."""
+    import torch
+
+    if cuda is None:
+        cuda = torch.cuda.is_available()
+    devices = ["cpu"] + (["cuda"] if cuda else [])
+    out = []
+    for dev in devices:
+        for backbone in (None, "resnet18"):
+            tag = backbone or "smallcnn"
+            out.append(Workload(f"single-{tag}-128-{dev}", _single_rgb, backbone=backbone, device=dev,
+                                description="ImageClassificationSingle, RGB 128x128"))
+            out.append(Workload(f"multi-{tag}-128-{dev}", _multi_rgb, backbone=backbone, device=dev,
+                                description="ImageClassificationMulti, RGB 128x128"))
+        out.append(Workload(f"digits-smallcnn-32-{dev}", _digits, size=(32, 32), device=dev,
+                            description="ImageClassificationSingle, grayscale 32x32 (python -m hotstart train)"))
+    return out
+
+
+def _single_rgb():
+    from ..blocks import Image, Label
+    from ..tasks import ImageClassificationSingle
+
+    return ImageClassificationSingle((Image(), Label([str(i) for i in range(10)])))
+
+
+def _multi_rgb():
+    from ..blocks import Image, LabelMulti
+    from ..tasks import ImageClassificationMulti
+
+    return ImageClassificationMulti((Image(), LabelMulti([f"tag{i}" for i in range(5)])))
+
+
+def _digits():
+    from ..blocks import Image, Label
+    from ..tasks import ImageClassificationSingle
+
+    return ImageClassificationSingle((Image(channels=1), Label(list(range(10)))), size=(32, 32), augment={"flip": 0.0})
+
+
+def registries_in_module(module) -> list[Registry]:
+    """Every `Registry` defined at the top level of a user's module."""
+    return [v for v in vars(module).values() if isinstance(v, Registry)]
