@@ -116,7 +116,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (FileNotFoundError, NotADirectoryError, ValueError, TypeError, KeyError) as e:
+    except (FileNotFoundError, NotADirectoryError, ValueError, TypeError, KeyError, FloatingPointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 2

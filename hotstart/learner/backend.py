@@ -55,6 +55,7 @@ class FabricBackend:
         from lightning_fabric import Fabric
 
         self.fabric = Fabric(accelerator=accelerator, devices=devices, strategy=strategy, precision=precision)
+        self.precision = precision
         if self.fabric.world_size > 1:
             self.fabric.launch()
         self.device = self.fabric.device
@@ -86,7 +87,7 @@ class FabricBackend:
         return float(self.fabric.all_reduce(torch.tensor(value, device=self.device), reduce_op="mean"))
 
     def __repr__(self):
-        return f"FabricBackend({self.device}, precision={self.fabric._precision!r})"
+        return f"FabricBackend({self.device}, precision={self.precision!r})"
 
 
 def make_backend(accelerator=None, devices=None, strategy=None, precision=None):

@@ -100,12 +100,13 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
     with SideEffectGuard() as guard:
         import os
 
-        from .cache import ENV_VAR
+        from .cache import ENV_VAR, inductor_cache
 
         saved_env = os.environ.get(ENV_VAR)
         os.environ[ENV_VAR] = str(root)  # so tasklearner(compile=True) compiles into this cache
         try:
-            _run_all(workloads, root, budget, max_memory_mb, seed, start, results, bar)
+            with inductor_cache(root):  # torch's first import of _dynamo (optimizers do it) sets Inductor env vars
+                _run_all(workloads, root, budget, max_memory_mb, seed, start, results, bar)
         finally:
             if saved_env is None:
                 os.environ.pop(ENV_VAR, None)

@@ -1,0 +1,88 @@
+"""Shared fixtures: small slices of the built-in digits, tiny tasks and learners.
+
+Learner tests run on 2 CPU cores, so they use a few hundred 8x8 digits at 8x8 or 16x16 with the
+default small CNN; only the accuracy and start-up tests use more.
+"""
+import os
+
+# matplotlib picks its backend on first import: a headless one for the whole test process.
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+# The tests' models are tiny: one intra-op thread is as fast, and far faster than two when the
+# machine's cores are shared with other work (OpenMP threads then wait on each other).
+torch.set_num_threads(int(os.environ.get("HOTSTART_TEST_THREADS", "1")))
+
+
+@pytest.fixture(scope="session")
+def digits():
+    """``(Data, blocks)`` of all 1,797 digits (lazy: images are built when read)."""
+    from hotstart import datasets
+
+    return datasets.load("digits")
+
+
+@pytest.fixture(scope="session")
+def digits_small(digits):
+    """The first 200 digits as ``(Data, blocks)``: 160 train / 40 valid with the default split."""
+    data, blocks = digits
+    return data.subset(list(range(200))), blocks
+
+
+@pytest.fixture
+def small_task(digits_small):
+    from hotstart import ImageClassificationSingle
+
+    _, blocks = digits_small
+    return ImageClassificationSingle(blocks, size=(8, 8), augment={"flip": 0.0})
+
+
+@pytest.fixture
+def make_learner(digits_small, small_task):
+    """``make_learner(**kwargs)``: a small-CNN learner on 200 digits at 8x8, batch 32, no progress."""
+    from hotstart import tasklearner
+
+    data, _ = digits_small
+
+    def make(**kwargs):
+        kwargs.setdefault("seed", 0)
+        kwargs.setdefault("progress", False)
+        kwargs.setdefault("batch_size", 32)
+        return tasklearner(kwargs.pop("task", small_task), kwargs.pop("data", data), **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def random_rgb():
+    """``random_rgb(n, size=(24, 24), seed=0)``: n random RGB PIL images."""
+    from PIL import Image as PILImage
+
+    def make(n, size=(24, 24), seed=0):
+        rng = np.random.default_rng(seed)
+        return [PILImage.fromarray(rng.integers(0, 256, (*size, 3), dtype=np.uint8)) for _ in range(n)]
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
+def state_equal(a: dict, b: dict) -> bool:
+    """Two state dicts hold the same keys and bit-identical tensors."""
+    import torch
+
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def snapshot(module) -> dict:
+    return {k: v.detach().clone() for k, v in module.state_dict().items()}

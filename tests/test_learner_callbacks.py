@@ -1,0 +1,236 @@
+"""Callbacks: event order, cancelling, the NaN guard, interrupts, early stopping, checkpoints, clipping."""
+import math
+
+import pytest
+import torch
+from conftest import snapshot, state_equal
+
+import hotstart
+from hotstart.learner import (Callback, CancelBatch, CancelEpoch, CancelFit, EarlyStopping, GradientClip,
+                              NonFiniteLossError, SaveBestModel)
+from hotstart.learner.callbacks.base import EVENTS
+
+
+class EventLog(Callback):
+    def __init__(self, order=0, name="log", log=None):
+        self.order, self.name = order, name
+        self.log = [] if log is None else log
+
+
+for _event in EVENTS:
+    setattr(EventLog, _event, lambda self, _e=_event: self.log.append(_e))
+
+
+def test_event_order_of_one_epoch(make_learner):
+    # 160 training digits in batches of 32 -> 5 steps; 40 validation digits -> 2 batches
+    learner = make_learner()
+    log = EventLog()
+    learner.fit(1, callbacks=[log])
+    train_batch = ["before_batch", "after_pred", "after_loss", "after_backward", "after_step", "after_batch"]
+    valid_batch = ["before_batch", "after_pred", "after_loss", "after_batch"]
+    expected = (["before_fit", "before_epoch", "before_train"] + train_batch * 5 + ["after_train", "before_validate"]
+                + valid_batch * 2 + ["after_validate", "after_epoch", "after_fit"])
+    assert log.log == expected
+    assert log not in learner.cbs  # fit(callbacks=...) adds them for that fit only
+
+
+def test_callback_order_is_respected(make_learner):
+    calls = []
+
+    class Named(Callback):
+        def __init__(self, name, order):
+            self.name, self.order = name, order
+
+        def after_epoch(self):
+            calls.append((self.name, len(self.learner.history)))
+
+    learner = make_learner(callbacks=[Named("late", 100), Named("early", -100), Named("middle", 0)])
+    learner.fit(1)
+    # the recorder (order -10) writes the epoch's row between "early" and "middle"
+    assert calls == [("early", 0), ("middle", 1), ("late", 1)]
+    orders = [cb.order for cb in learner.cbs]
+    assert orders == sorted(orders)
+
+
+def test_cancel_batch_skips_the_step(make_learner):
+    class SkipAll(Callback):
+        steps = 0
+
+        def after_loss(self):
+            if self.learner.training:
+                raise CancelBatch()
+
+        def after_step(self):
+            self.steps += 1
+
+    learner = make_learner()
+    params = {k: v.detach().clone() for k, v in learner.model.named_parameters()}
+    skip = SkipAll()
+    learner.fit(1, 1e-2, callbacks=[skip])
+    assert skip.steps == 0
+    assert all(torch.equal(params[k], v) for k, v in learner.model.named_parameters())
+    assert len(learner.history) == 1 and math.isfinite(learner.history[0]["train_loss"])
+
+
+def test_cancel_epoch_and_cancel_fit(make_learner):
+    class CancelSecondEpoch(Callback):
+        def before_train(self):
+            if self.learner.epoch == 1:
+                raise CancelEpoch()
+
+    class StopAfterOne(Callback):
+        ran_after_fit = False
+
+        def after_epoch(self):
+            raise CancelFit()
+
+        def after_fit(self):
+            self.ran_after_fit = True
+
+    learner = make_learner()
+    log = EventLog()
+    learner.fit(3, callbacks=[CancelSecondEpoch(), log])
+    assert len(learner.history) == 3 and log.log.count("after_epoch") == 3
+    assert log.log.count("after_train") == 2 and log.log.count("after_validate") == 2  # epoch 1 was cancelled
+    row = learner.history[1]  # the cancelled epoch: a row of NaNs, not the previous epoch's numbers
+    assert row["epoch"] == 1 and all(math.isnan(row[k]) for k in ("train_loss", "valid_loss", "accuracy"))
+
+    learner = make_learner()
+    stop = StopAfterOne()
+    learner.fit(5, callbacks=[stop])
+    assert len(learner.history) == 1 and stop.ran_after_fit
+
+
+class BadBatch(Callback):
+    """Makes the inputs of training batch `at` NaN; remembers the state after each good step."""
+
+    def __init__(self, epoch, at):
+        self.epoch, self.at, self.good = epoch, at, None
+
+    def before_batch(self):
+        if self.learner.training and self.learner.epoch == self.epoch and self.learner.iter == self.at:
+            self.learner.xb = self.learner.xb * float("nan")
+
+    def after_step(self):
+        self.good = snapshot(self.learner.model)
+
+
+def test_nan_loss_stops_with_last_good_weights(make_learner):
+    learner = make_learner()
+    bad = BadBatch(epoch=1, at=2)
+    log = EventLog()
+    with pytest.raises(NonFiniteLossError, match=r"epoch 1, training batch 2") as info:
+        learner.fit(3, callbacks=[bad, log])
+    assert "loss is nan" in str(info.value)
+    # parameters and BatchNorm running stats are those from before the bad batch
+    assert state_equal(learner.model.state_dict(), bad.good)
+    assert log.log[-1] == "after_fit"
+    assert len(learner.history) == 1
+    # the learner is usable afterwards: it predicts finite numbers and trains again
+    assert all(math.isfinite(v) for v in learner.validate().values())
+    learner.fit(1)
+    assert len(learner.history) == 2 and math.isfinite(learner.history[-1]["train_loss"])
+
+
+def test_nan_gradients_stop_before_the_step(make_learner):
+    class NanGrad(Callback):
+        order = -30  # before the guard looks
+
+        def after_backward(self):
+            if self.learner.iter == 3:
+                next(self.learner.model.parameters()).grad.fill_(float("inf"))
+
+        def after_step(self):
+            self.good = snapshot(self.learner.model)
+
+    learner = make_learner()
+    cb = NanGrad()
+    with pytest.raises(NonFiniteLossError, match=r"gradients are not finite at epoch 0, training batch 3"):
+        learner.fit(1, callbacks=[cb])
+    assert state_equal(learner.model.state_dict(), cb.good)
+    learner.fit(1)  # stale non-finite gradients do not leak into the next fit
+    assert math.isfinite(learner.history[-1]["train_loss"])
+
+
+def test_keyboard_interrupt_keeps_history(make_learner):
+    class Interrupt(Callback):
+        def after_batch(self):
+            if self.learner.epoch == 1 and self.learner.iter == 1:
+                raise KeyboardInterrupt
+
+    learner = make_learner(progress=True)
+    log = EventLog()
+    with pytest.raises(KeyboardInterrupt):
+        learner.fit(3, callbacks=[Interrupt(), log])
+    assert log.log[-1] == "after_fit" and log.log.count("after_epoch") == 1
+    assert len(learner.history) == 1 and learner.history[0]["epoch"] == 0
+
+
+def test_progress_prints_a_table(make_learner, capsys):
+    make_learner(progress=True).fit(2)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["epoch", "train_loss", "valid_loss", "accuracy", "time"]
+    assert [line.split()[0] for line in out[1:]] == ["0", "1"]
+
+
+def test_early_stopping(make_learner):
+    stop = EarlyStopping(monitor="valid_loss", patience=1, min_delta=1e9)  # nothing can improve by 1e9
+    learner = make_learner(callbacks=[stop])
+    learner.fit(5)
+    assert len(learner.history) == 2 and stop.stopped_epoch == 1
+
+    with pytest.raises(ValueError, match="mode"):
+        EarlyStopping(mode="sideways")
+    learner = make_learner(callbacks=[EarlyStopping(monitor="no_such_metric")])
+    with pytest.raises(KeyError, match="no_such_metric"):
+        learner.fit(1)
+
+
+def test_early_stopping_on_a_metric_that_cannot_improve(make_learner):
+    class Constant(Callback):
+        order = -7  # after the recorder has written the row, before early stopping reads it
+
+        def after_epoch(self):
+            self.learner.history[-1]["score"] = 0.5
+
+    stop = EarlyStopping(monitor="score", patience=2)
+    learner = make_learner(callbacks=[Constant(), stop])
+    assert stop.mode == "max"
+    learner.fit(6)
+    assert len(learner.history) == 3 and stop.stopped_epoch == 2
+
+
+def test_save_best_model(make_learner, tmp_path, digits_small):
+    best = SaveBestModel(tmp_path / "best", monitor="valid_loss", load_best=True)
+    learner = make_learner(callbacks=[best])
+    learner.fit_one_cycle(2, 3e-3)
+    assert best.best_epoch in (0, 1)
+    assert best.best == min(row["valid_loss"] for row in learner.history)
+    files = sorted(p.name for p in (tmp_path / "best").rglob("*"))
+    assert files == ["task.json", "weights.safetensors"]  # no leftover *.tmp files
+    assert not list(tmp_path.rglob("*.tmp"))
+
+    loaded = hotstart.load_learner(tmp_path / "best")
+    # load_best=True: the learner ends with the best epoch's weights
+    assert state_equal(loaded._task_model().state_dict(), learner._task_model().state_dict())
+    data, _ = digits_small
+    assert torch.equal(loaded.predict(data[0][0])[1], learner.predict(data[0][0])[1])
+
+
+def test_gradient_clip(make_learner):
+    class Norms(Callback):
+        def __init__(self, order):
+            self.order, self.norms = order, []
+
+        def after_backward(self):
+            grads = [p.grad for p in self.learner.model.parameters() if p.grad is not None]
+            self.norms.append(float(torch.linalg.vector_norm(torch.stack([g.norm() for g in grads]))))
+
+    before, after = Norms(order=5), Norms(order=20)  # GradientClip has order 10
+    learner = make_learner(callbacks=[before, GradientClip(max_norm=0.05), after])
+    learner.fit(1, 1e-3)
+    assert max(before.norms) > 0.05  # clipping had something to do
+    assert len(after.norms) == 5
+    assert all(n <= 0.05 * (1 + 1e-4) for n in after.norms)
+    for b, a in zip(before.norms, after.norms):
+        assert a == pytest.approx(min(b, 0.05), rel=1e-3)

@@ -1,0 +1,116 @@
+"""save / load_learner: weights.safetensors + task.json, the same predictions, and never pickle."""
+import json
+import math
+import pickle
+
+import pytest
+import torch
+from conftest import state_equal
+
+import hotstart
+from hotstart import ImageClassificationSingle
+
+
+@pytest.fixture
+def trained(make_learner):
+    learner = make_learner()
+    learner.fit(1, 3e-3)
+    return learner
+
+
+def _forbid_pickle(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("load_learner must not unpickle anything")
+
+    monkeypatch.setattr(pickle, "load", refuse)
+    monkeypatch.setattr(pickle, "loads", refuse)
+    monkeypatch.setattr(pickle, "Unpickler", refuse)
+    monkeypatch.setattr(torch, "load", refuse)
+
+
+def test_save_and_load_predict_identically(trained, digits_small, tmp_path, monkeypatch):
+    folder = trained.save(tmp_path / "model")
+    assert sorted(p.name for p in folder.iterdir()) == ["task.json", "weights.safetensors"]
+
+    meta = json.loads((folder / "task.json").read_text())
+    assert meta["format"] == "hotstart.learner/1"
+    assert meta["task"]["kind"] == "ImageClassificationSingle" and meta["task"]["size"] == [8, 8]
+
+    from safetensors import safe_open
+
+    with safe_open(str(folder / "weights.safetensors"), framework="pt") as f:
+        assert set(f.keys()) == set(trained._task_model().state_dict())
+
+    _forbid_pickle(monkeypatch)
+    loaded = hotstart.load_learner(folder)
+    assert loaded.task == trained.task
+    assert state_equal(loaded._task_model().state_dict(), trained._task_model().state_dict())
+    assert "train=None" in repr(loaded)
+
+    data, _ = digits_small
+    for i in range(6):
+        label, probs = trained.predict(data[0][i])
+        label2, probs2 = loaded.predict(data[0][i])
+        assert label == label2 and label in trained.task.classes
+        assert torch.equal(probs, probs2)
+        assert probs.shape == (10,) and float(probs.sum()) == pytest.approx(1.0)
+
+
+def test_loaded_learner_keeps_training(trained, digits_small, tmp_path):
+    data, _ = digits_small
+    trained.save(tmp_path / "m")
+    learner = hotstart.load_learner(tmp_path / "m", data, seed=0, progress=False, batch_size=32)
+    assert state_equal(learner._task_model().state_dict(), trained._task_model().state_dict())
+    learner.fit(1)
+    assert len(learner.history) == 1
+
+
+def test_timm_backbone_round_trip(digits_small, tmp_path):
+    data, blocks = digits_small
+    task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
+    learner = hotstart.tasklearner(task, None, backbone="resnet10t", seed=0, progress=False)
+    learner.save(tmp_path / "m")
+    loaded = hotstart.load_learner(tmp_path / "m")
+    assert type(loaded._task_model().backbone).__name__ == type(learner._task_model().backbone).__name__
+    for i in range(3):
+        a, b = learner.predict(data[0][i]), loaded.predict(data[0][i])
+        assert a[0] == b[0] and torch.equal(a[1], b[1])
+
+
+def test_save_overwrites_atomically(trained, tmp_path):
+    trained.save(tmp_path / "m")
+    trained.save(tmp_path / "m")
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["task.json", "weights.safetensors"]
+
+
+def test_load_folder_without_task_json(tmp_path):
+    (tmp_path / "weights.safetensors").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match="task.json"):
+        hotstart.load_learner(tmp_path)
+    with pytest.raises(FileNotFoundError, match="task.json"):
+        hotstart.load_learner(tmp_path / "missing")
+
+
+def test_load_rejects_bad_task_json(trained, tmp_path):
+    trained.save(tmp_path / "m")
+    (tmp_path / "m" / "task.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        hotstart.load_learner(tmp_path / "m")
+    (tmp_path / "m" / "task.json").write_text(json.dumps({"format": "something/else"}))
+    with pytest.raises(ValueError, match="format"):
+        hotstart.load_learner(tmp_path / "m")
+
+
+def test_fabric_backend_trains_saves_and_loads(make_learner, digits_small, tmp_path):
+    """Mixed precision on the CPU goes through Lightning Fabric: the same loop, save and load."""
+    from hotstart import ToDevice
+
+    data, _ = digits_small
+    learner = make_learner(callbacks=[ToDevice("cpu", precision="bf16-mixed")])
+    assert "FabricBackend" in repr(learner) and "bf16-mixed" in repr(learner)
+    learner.fit(1)
+    assert all(math.isfinite(v) for v in learner.validate().values())
+    learner.save(tmp_path / "m")
+    loaded = hotstart.load_learner(tmp_path / "m", precision="bf16-mixed")  # no data: no loaders to set up
+    assert "FabricBackend" in repr(loaded)
+    assert loaded.predict(data[0][0])[0] == learner.predict(data[0][0])[0]

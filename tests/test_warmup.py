@@ -1,0 +1,177 @@
+"""The warmup: side-effect free (audited in a subprocess), registrable, budgeted, recorded."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hotstart.warmup as warmup
+from hotstart.warmup import Registry, Workload
+from hotstart.warmup import policy
+from hotstart.warmup.manifest import config_key, read_manifest, record
+
+HERE = Path(__file__).parent
+FIXTURES = "tests.warmup_fixtures.userpkg_warm"
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(HERE.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+@pytest.fixture
+def user_module(monkeypatch):
+    monkeypatch.syspath_prepend(str(HERE.parent))
+    return FIXTURES
+
+
+def test_real_compiled_warmup_is_side_effect_free(tmp_path):
+    """A compiled workload, run in-process under an audit hook: RNGs, flags and os.environ are
+    unchanged, nothing is written outside the cache and temp folders, no data file is read,
+    no socket is opened, and the manifest records the now-warm configuration."""
+    cache = tmp_path / "cache"
+    out = subprocess.run([sys.executable, str(HERE / "warmup_fixtures" / "audited_run.py"), str(cache),
+                          "user_tiny_compiled", FIXTURES],
+                         capture_output=True, text=True, env=_env(), timeout=900, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    verdict = json.loads(out.stdout.strip().splitlines()[-1])
+    assert [r["status"] for r in verdict["results"]] == ["ok"], verdict["results"]
+    assert verdict["torch_rng_same"] and verdict["numpy_rng_same"] and verdict["random_rng_same"]
+    assert verdict["flags_same"]
+    assert verdict["env_diff"] == []
+    assert verdict["writes_outside"] == []
+    assert verdict["data_reads"] == []
+    assert verdict["sockets"] == []
+    assert 0 < verdict["peak_rss_mb"] < 3072
+    key = verdict["results"][0]["key"]
+    assert key and key in read_manifest(cache)["entries"]
+    assert any((cache / "inductor").iterdir()), "the compile cache folder should be filled"
+
+
+def test_user_workloads_run_and_failures_are_reported(tmp_path, user_module):
+    report = warmup.run(only=["user_tiny", "user_broken"], cache_dir=tmp_path, modules=[user_module],
+                        include_builtin=False, progress=False)
+    by_name = {r.name: r for r in report.results}
+    assert by_name["user_tiny"].status == "ok"
+    assert by_name["user_broken"].status == "failed"
+    assert "broken on purpose" in by_name["user_broken"].error
+    assert not report.ok
+    assert "user_broken" in report.table()
+    assert report.side_effects == []
+
+
+def test_registry_is_explicit_and_resettable():
+    reg = Registry()
+
+    @reg.workload(size=(8, 8))
+    def mine():
+        return None
+
+    assert "mine" in reg and len(reg) == 1
+    with pytest.raises(ValueError, match="already registered"):
+        reg.add(Workload("mine", mine))
+    reg.clear()
+    assert len(reg) == 0
+    names = [w.name for w in warmup.builtin_workloads(cuda=False)]
+    assert "single-resnet18-128-cpu" in names and "multi-smallcnn-128-cpu" in names
+    assert not any("cuda" in n for n in names)
+    assert any("cuda" in w.name for w in warmup.builtin_workloads(cuda=True))
+
+
+def test_budget_stops_the_run_cleanly(tmp_path, user_module):
+    report = warmup.run(only=["user_tiny*"], budget=0.0, cache_dir=tmp_path, modules=[user_module],
+                        include_builtin=False, progress=False)
+    assert [r.status for r in report.results] == ["skipped", "skipped"]
+    assert all("budget" in r.error for r in report.results)
+    assert read_manifest(tmp_path)["entries"] == {}
+
+
+def test_unknown_only_pattern_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="matches no workload"):
+        warmup.run(only=["no-such-workload"], cache_dir=tmp_path, progress=False)
+
+
+def test_manifest_is_written_atomically_and_survives_damage(tmp_path):
+    key = config_key("resnet18", 3, (128, 128), "cpu", None)
+    record(key, workload="w", seconds=1.5, device="cpu", root=tmp_path)
+    data = json.loads((tmp_path / "manifest.json").read_text())
+    assert data["entries"][key]["workload"] == "w"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    (tmp_path / "manifest.json").write_text("{not json")
+    assert read_manifest(tmp_path)["entries"] == {}
+
+
+def test_config_key_ignores_classes_and_batch_but_not_backbone_or_size():
+    a = config_key("resnet18", 3, (128, 128), "cpu", None)
+    assert a == config_key("resnet18", 3, [128, 128], "cpu", "32-true")
+    assert a != config_key("resnet18", 3, (64, 64), "cpu", None)
+    assert a != config_key(None, 3, (128, 128), "cpu", None)
+    assert a != config_key("resnet18", 1, (128, 128), "cpu", None)
+    assert config_key(object(), 3, (128, 128), "cpu", None) is None
+
+
+def _tiny_learner(compile, classes=("a", "b", "c")):
+    from PIL import Image as PILImage
+
+    from hotstart import Image, ImageClassificationSingle, Label, tasklearner
+
+    rng = np.random.default_rng(0)
+    images = [PILImage.fromarray(rng.integers(0, 256, (16, 16), dtype=np.uint8)) for _ in range(12)]
+    labels = [classes[i % len(classes)] for i in range(12)]
+    task = ImageClassificationSingle((Image(channels=1), Label(labels)), size=(16, 16))
+    return tasklearner(task, (images, labels), batch_size=4, seed=0, progress=False, compile=compile)
+
+
+def test_compile_auto_compiles_only_when_warm_and_paying(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOTSTART_CACHE_DIR", str(tmp_path))
+    key = config_key(None, 1, (16, 16), "cpu", None)
+    # cold: never compiled
+    monkeypatch.setattr(policy, "COMPILE_PAYS", {"cpu": True})
+    assert _tiny_learner("auto").model.compiled_with is None
+    # warm, and compiling pays on this device: compiled (with any number of classes)
+    record(key, workload="test", seconds=1.0, device="cpu", root=tmp_path)
+    assert _tiny_learner("auto", classes=("x", "y", "z", "w", "v")).model.compiled_with is not None
+    # warm, but compiling does not pay on CPU (the shipped policy): eager
+    monkeypatch.setattr(policy, "COMPILE_PAYS", {"cpu": False, "cuda": True})
+    assert _tiny_learner("auto").model.compiled_with is None
+    # explicit choices are obeyed
+    assert _tiny_learner(False).model.compiled_with is None
+    with pytest.raises(ValueError, match="compile must be"):
+        _tiny_learner("sometimes")
+
+
+def test_cli_list_dry_run_status_and_clear(tmp_path):
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "hotstart.warmup", "--cache-dir", str(tmp_path), *args],
+                              capture_output=True, text=True, env=_env(), timeout=300)
+
+    out = cli("--list")
+    assert out.returncode == 0 and "single-resnet18-128-cpu" in out.stdout
+    out = cli("--dry-run", "--only", "digits*")
+    assert out.returncode == 0 and "would run" in out.stdout and "digits-smallcnn-32-cpu" in out.stdout
+    assert not (tmp_path / "manifest.json").exists()
+    out = cli("--status")
+    assert out.returncode == 0 and "nothing is warm" in out.stdout
+    record(config_key(None, 1, (32, 32), "cpu", None), workload="digits-smallcnn-32-cpu", seconds=2.0,
+           device="cpu", root=tmp_path)
+    out = cli("--status")
+    assert "SmallCNN|in1|32x32" in out.stdout
+    out = cli("--only", "nothing-matches")
+    assert out.returncode == 2 and "matches no workload" in out.stderr
+    out = cli("--clear")
+    assert out.returncode == 0 and not tmp_path.exists()
+
+
+def test_cli_strict_exit_code(tmp_path):
+    args = [sys.executable, "-m", "hotstart.warmup", "--cache-dir", str(tmp_path), "--no-builtin", "--module",
+            FIXTURES, "--only", "user_broken", "--no-progress"]
+    soft = subprocess.run(args, capture_output=True, text=True, env=_env(), timeout=300)
+    assert soft.returncode == 0 and "failed" in soft.stdout
+    strict = subprocess.run(args + ["--strict"], capture_output=True, text=True, env=_env(), timeout=300)
+    assert strict.returncode == 1
