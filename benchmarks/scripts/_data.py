@@ -1,0 +1,72 @@
+"""The benchmark workloads' data and arguments, shared by every contender script.
+
+numpy + PIL only, so the cost of importing it is the same for every contender. Every script gets
+the same images (fixed seed) and the same 80/20 split sizes.
+"""
+import argparse
+import importlib.util
+from pathlib import Path
+
+IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+GRAY_MEAN, GRAY_STD = (0.5,), (0.25,)  # hotstart's defaults for 1-channel images
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--data", choices=["synthetic", "digits"], default="synthetic")
+    p.add_argument("--n", type=int, default=100, help="number of images (digits: first n, 0 = all)")
+    p.add_argument("--size", type=int, default=64, help="input size (square)")
+    p.add_argument("--classes", type=int, default=10)
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--bs", type=int, default=16)
+    p.add_argument("--backbone", default="resnet18")
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--compile", action="store_true", help="hotstart only: tasklearner(compile=True)")
+    return p.parse_args(argv)
+
+
+def synthetic(n, size, classes=10, seed=0):
+    """(PIL RGB images, labels "0".."classes-1", classes): random pixels from a fixed numpy seed."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    pixels = rng.integers(0, 256, size=(n, size, size, 3), dtype=np.uint8)
+    labels = [str(int(c)) for c in rng.integers(0, classes, n)]
+    return [Image.fromarray(a) for a in pixels], labels, [str(c) for c in range(classes)]
+
+
+def digits(n=0):
+    """(PIL "L" 8x8 images, int labels, classes 0..9): hotstart's built-in digits file, read with
+    numpy (so the plain loop does not import hotstart)."""
+    import numpy as np
+    from PIL import Image
+
+    spec = importlib.util.find_spec("hotstart")  # locates the package without importing it
+    path = Path(spec.origin).parent / "datasets" / "data" / "digits.npz"
+    with np.load(path, allow_pickle=False) as npz:
+        images, targets = npz["images"], npz["targets"]
+    if n:
+        images, targets = images[:n], targets[:n]
+    return [Image.fromarray(a) for a in images], [int(t) for t in targets], list(range(10))
+
+
+def load(args):
+    if args.data == "digits":
+        return digits(args.n)
+    return synthetic(args.n, args.size, args.classes)
+
+
+def split(n, valid_pct=0.2, seed=0):
+    """Train / valid indices; the same sizes as hotstart's split_random."""
+    import numpy as np
+
+    order = np.random.default_rng(seed).permutation(n)
+    n_valid = min(max(1, int(round(n * valid_pct))), n - 1)
+    return sorted(order[n_valid:].tolist()), sorted(order[:n_valid].tolist())
+
+
+def images_per_epoch(n, bs):
+    """Images one epoch touches: full training batches (drop_last) + the whole validation set."""
+    train, valid = split(n)
+    return (len(train) // bs) * bs + len(valid)

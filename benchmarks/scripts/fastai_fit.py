@@ -1,0 +1,42 @@
+"""fastai: DataBlock on in-memory items, vision_learner with a timm name, fit_one_cycle.
+
+Augmentation as close to hotstart's defaults as fastai's own transforms get: RandomResizedCrop
+(min_scale 0.7) per item, then flip, rotate +-10 and lighting 0.2 on the batch (no warp, no zoom).
+"""
+from _milestones import EpochClock, mark, result
+import _data
+
+args = _data.parse_args()
+from fastai.vision.all import (Callback, CategoryBlock, DataBlock, ImageBlock, Normalize, PILImageBW,
+                               RandomResizedCrop, RandomSplitter, accuracy, aug_transforms, imagenet_stats,
+                               vision_learner)
+
+mark("imported")
+images, labels, classes = _data.load(args)
+gray = args.data == "digits"
+stats = (list(_data.GRAY_MEAN), list(_data.GRAY_STD)) if gray else imagenet_stats
+block = DataBlock(blocks=(ImageBlock(cls=PILImageBW) if gray else ImageBlock, CategoryBlock(vocab=classes)),
+                  get_x=lambda i: images[i], get_y=lambda i: labels[i],
+                  splitter=RandomSplitter(valid_pct=0.2, seed=0),
+                  item_tfms=RandomResizedCrop(args.size, min_scale=0.7),
+                  batch_tfms=[*aug_transforms(do_flip=not gray, max_rotate=10.0, max_zoom=1.0, max_lighting=0.2,
+                                              max_warp=0.0), Normalize.from_stats(*stats)])
+dls = block.dataloaders(list(range(len(images))), bs=args.bs, num_workers=0, device="cpu")
+clock = EpochClock()
+per_epoch = _data.images_per_epoch(len(images), args.bs)
+
+
+class EpochEnd(Callback):
+    order = 100  # after the Recorder has the epoch's metrics
+
+    def after_epoch(self):
+        clock.epoch_end(per_epoch)
+
+
+learn = vision_learner(dls, args.backbone, pretrained=False, metrics=accuracy, n_in=1 if gray else 3,
+                       cbs=[EpochEnd()])
+mark("ready")
+with learn.no_bar(), learn.no_logging():
+    learn.fit_one_cycle(args.epochs, lr_max=args.lr)
+mark("fit_end")
+result(accuracy=float(learn.recorder.values[-1][2]), train_loss=float(learn.recorder.values[-1][0]))

@@ -1,0 +1,88 @@
+"""Lightning: a LightningModule around the same timm model, Trainer.fit, torchmetrics accuracy.
+
+Data, augmentation, optimizer and schedule are the plain loop's (see plain_fit.py).
+"""
+from _milestones import EpochClock, mark, result
+import _data
+
+args = _data.parse_args()
+import pytorch_lightning as pl
+import timm
+import torch
+import torch.nn.functional as F
+import torchmetrics
+from torch.utils.data import DataLoader, Dataset
+from torchvision.transforms import v2
+
+mark("imported")
+pl.seed_everything(0, verbose=False)
+images, labels, classes = _data.load(args)
+gray = args.data == "digits"
+mean, std = (_data.GRAY_MEAN, _data.GRAY_STD) if gray else (_data.IMAGENET_MEAN, _data.IMAGENET_STD)
+size = (args.size, args.size)
+train_tf = v2.Compose([v2.PILToTensor(), v2.RandomResizedCrop(size, scale=(0.7, 1.0), antialias=True),
+                       v2.RandomHorizontalFlip(0.0 if gray else 0.5), v2.RandomRotation(10.0),
+                       v2.ColorJitter(brightness=0.2, contrast=0.2),
+                       v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])
+valid_tf = v2.Compose([v2.PILToTensor(), v2.Resize(size, antialias=True),
+                       v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])
+
+
+class Images(Dataset):
+    def __init__(self, idx, tf):
+        self.idx, self.tf = idx, tf
+
+    def __len__(self):
+        return len(self.idx)
+
+    def __getitem__(self, i):
+        j = self.idx[i]
+        return self.tf(images[j]), classes.index(labels[j])
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self, steps):
+        super().__init__()
+        self.model = timm.create_model(args.backbone, pretrained=False, num_classes=len(classes),
+                                       in_chans=1 if gray else 3)
+        self.acc = torchmetrics.Accuracy(task="multiclass", num_classes=len(classes))
+        self.steps = steps
+
+    def training_step(self, batch, _):
+        xb, yb = batch
+        loss = F.cross_entropy(self.model(xb), yb)
+        self.log("train_loss", loss)
+        return loss
+
+    def validation_step(self, batch, _):
+        xb, yb = batch
+        self.acc(self.model(xb), yb)
+        self.log("accuracy", self.acc, on_epoch=True)
+
+    def configure_optimizers(self):
+        opt = torch.optim.AdamW(self.parameters(), lr=args.lr, betas=(0.9, 0.99), eps=1e-5, weight_decay=0.01)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=self.steps, pct_start=0.25,
+                                                    div_factor=25.0, final_div_factor=1e5 / 25.0,
+                                                    base_momentum=0.85, max_momentum=0.95)
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+
+clock = EpochClock()
+per_epoch = _data.images_per_epoch(len(images), args.bs)
+
+
+class EpochEnd(pl.Callback):
+    def on_train_epoch_end(self, trainer, module):  # runs after the epoch's validation
+        clock.epoch_end(per_epoch)
+
+
+train_idx, valid_idx = _data.split(len(images))
+train_dl = DataLoader(Images(train_idx, train_tf), batch_size=args.bs, shuffle=True, drop_last=True)
+valid_dl = DataLoader(Images(valid_idx, valid_tf), batch_size=args.bs)
+module = Classifier(args.epochs * len(train_dl))
+trainer = pl.Trainer(max_epochs=args.epochs, accelerator="cpu", logger=False, enable_checkpointing=False,
+                     enable_progress_bar=False, callbacks=[EpochEnd()])
+mark("ready")
+trainer.fit(module, train_dl, valid_dl)
+mark("fit_end")
+result(accuracy=float(trainer.callback_metrics["accuracy"]), train_loss=float(trainer.callback_metrics["train_loss"]))
