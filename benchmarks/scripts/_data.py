@@ -15,7 +15,9 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--data", choices=["synthetic", "digits"], default="synthetic")
     p.add_argument("--n", type=int, default=100, help="number of images (digits: first n, 0 = all)")
-    p.add_argument("--size", type=int, default=64, help="input size (square)")
+    p.add_argument("--size", type=int, default=64, help="input size (square) the model sees")
+    p.add_argument("--image_size", "--image-size", type=int, default=None,
+                   help="synthetic images' own size (default: --size); they are resized to --size")
     p.add_argument("--classes", type=int, default=10)
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--bs", type=int, default=16)
@@ -54,7 +56,7 @@ def digits(n=0):
 def load(args):
     if args.data == "digits":
         return digits(args.n)
-    return synthetic(args.n, args.size, args.classes)
+    return synthetic(args.n, args.image_size or args.size, args.classes)
 
 
 def split(n, valid_pct=0.2, seed=0):

@@ -23,7 +23,7 @@ if args.data == "digits":
         data = data.subset(list(range(args.n)))
     task = ImageClassificationSingle(blocks, size=(args.size, args.size), augment={"flip": 0.0})
 else:
-    images, labels, classes = _data.synthetic(args.n, args.size, args.classes)
+    images, labels, classes = _data.synthetic(args.n, args.image_size or args.size, args.classes)
     data = (images, labels)
     task = ImageClassificationSingle((Image(), Label(classes)), size=(args.size, args.size))
 learner = tasklearner(task, data, backbone=args.backbone, batch_size=args.bs, seed=0, progress=False,

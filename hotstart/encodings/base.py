@@ -47,6 +47,10 @@ class Encoding:
     def encoded_block(self, block: Block) -> Block | None:
         return None
 
+    def applies(self, block: Block) -> bool:
+        """Does this encoding change `block`? (Cheap; subclasses override with isinstance checks.)"""
+        return self.encoded_block(block) is not None
+
     def encode(self, block: Block, value: Any, context: Context, rng: np.random.Generator | None = None) -> Any:
         return value
 
@@ -56,8 +60,7 @@ class Encoding:
 
     def encode_sample(self, blocks: Sequence[Block], values: Sequence[Any], context: Context,
                       rng: np.random.Generator | None = None) -> list:
-        return [self.encode(b, v, context, rng) if self.encoded_block(b) is not None else v
-                for b, v in zip(blocks, values)]
+        return [self.encode(b, v, context, rng) if self.applies(b) else v for b, v in zip(blocks, values)]
 
     # JSON round trip --------------------------------------------------------------
     def _params(self) -> dict:

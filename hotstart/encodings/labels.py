@@ -17,6 +17,9 @@ class OneHot(Encoding):
     def _params(self):
         return {"as_index": self.as_index}
 
+    def applies(self, block):
+        return isinstance(block, Label)
+
     def encoded_block(self, block):
         if isinstance(block, Label):
             return ClassIndex(block.classes) if self.as_index else OneHotTensor(block.classes)
@@ -45,6 +48,9 @@ class MultiHot(Encoding):
 
     def _params(self):
         return {"threshold": self.threshold}
+
+    def applies(self, block):
+        return isinstance(block, LabelMulti)
 
     def encoded_block(self, block):
         return OneHotTensor(block.classes) if isinstance(block, LabelMulti) else None

@@ -30,6 +30,9 @@ class ImagePreprocessing(Encoding):
     def _params(self):
         return {"mean": list(self.mean), "std": list(self.std), "channels": self.channels}
 
+    def applies(self, block):
+        return isinstance(block, Image)
+
     def encoded_block(self, block):
         if isinstance(block, Image):
             if block.size is None:  # raw images of any size; shape known only at run time
@@ -51,9 +54,18 @@ class ImagePreprocessing(Encoding):
                 x = x.expand(3, *x.shape[1:])
             else:  # RGB -> luminance (ITU-R 601-2, as PIL's convert("L"))
                 x = (x * torch.tensor([0.299, 0.587, 0.114]).view(3, 1, 1)).sum(0, keepdim=True)
-        mean = torch.tensor(self.mean).view(-1, 1, 1)
-        std = torch.tensor(self.std).view(-1, 1, 1)
+        mean, std = self._stats_tensors()
         return (x - mean) / std
+
+    def _stats_tensors(self):
+        """mean and std as C x 1 x 1 tensors, made once (encode runs for every sample)."""
+        import torch
+
+        cached = self.__dict__.get("_stats")
+        if cached is None:
+            cached = (torch.tensor(self.mean).view(-1, 1, 1), torch.tensor(self.std).view(-1, 1, 1))
+            self.__dict__["_stats"] = cached
+        return cached
 
     def decode(self, block, value, context=Context.INFERENCE):
         """An encoded tensor (C x H x W) back to a PIL image, for display."""

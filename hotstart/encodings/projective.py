@@ -46,6 +46,9 @@ class ProjectiveTransforms(Encoding):
     def _params(self):
         return {"size": list(self.size), "augment": self.augment}
 
+    def applies(self, block: Block) -> bool:
+        return isinstance(block, (Image, Mask, Keypoints))
+
     def encoded_block(self, block: Block) -> Block | None:
         if isinstance(block, Image):
             return Image(channels=block.channels, size=self.size)
@@ -62,7 +65,7 @@ class ProjectiveTransforms(Encoding):
         from torchvision import tv_tensors
 
         context = Context.of(context)
-        spatial = [i for i, b in enumerate(blocks) if self.encoded_block(b) is not None]
+        spatial = [i for i, b in enumerate(blocks) if self.applies(b)]
         if not spatial:
             return list(values)
         wrapped: dict[int, Any] = {}

@@ -53,13 +53,11 @@ class SupervisedTask:
         values = list(sample)
         if len(values) != len(self.blocks):
             raise ValueError(f"{where or 'sample'}: expected {len(self.blocks)} values (input, target), got {len(values)}")
-        blocks = list(self.blocks)
         try:
-            for b, v in zip(blocks, values):
+            for b, v in zip(self.blocks, values):
                 b.validate(v)
-            for enc in self.encodings:
+            for enc, blocks in self._stages():
                 values = enc.encode_sample(blocks, values, context, rng)
-                blocks = [enc.encoded_block(b) or b for b in blocks]
         except (BlockValueError, ValueError, TypeError) as e:
             if where:
                 raise type(e)(f"{where}: {e}") from e
@@ -70,12 +68,22 @@ class SupervisedTask:
                      rng: np.random.Generator | None = None) -> Any:
         """Encode an input alone (prediction): the same path, without a target."""
         context = Context.of(context)
-        blocks, values = [self.blocks[0]], [x]
+        values = [x]
         self.blocks[0].validate(x, where="input")
-        for enc in self.encodings:
-            values = enc.encode_sample(blocks, values, context, rng)
-            blocks = [enc.encoded_block(b) or b for b in blocks]
+        for enc, blocks in self._stages():
+            values = enc.encode_sample(blocks[:1], values, context, rng)
         return values[0]
+
+    def _stages(self) -> list:
+        """[(encoding, the blocks it receives)], derived once: encoding a sample is hot code."""
+        stages = self.__dict__.get("_stages_cache")
+        if stages is None:
+            stages, blocks = [], list(self.blocks)
+            for enc in self.encodings:
+                stages.append((enc, blocks))
+                blocks = [enc.encoded_block(b) or b for b in blocks]
+            self.__dict__["_stages_cache"] = stages
+        return stages
 
     def decode_target(self, y: Any) -> Any:
         """An encoded target back to the raw target (e.g. class index -> label)."""
