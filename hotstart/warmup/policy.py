@@ -1,8 +1,8 @@
 """``tasklearner(..., compile="auto")``: compile only when it is warm *and* pays on the device.
 
 Measured on our 2-core CPU machines (benchmarks/README.md): compiled resnet18 training steps
-were no faster than eager ones, so on CPU compiling never pays back even a warm cache's few
-seconds of loading; ``"auto"`` stays eager there. On CUDA, compiled training is typically much
+were no faster than eager ones, and a warm compiled first epoch took ~7 s against ~3 s eager,
+so on CPU compiling never pays back even a warm cache's seconds of loading; ``"auto"`` stays eager there. On CUDA, compiled training is typically much
 faster, so ``"auto"`` compiles there whenever the warmup's manifest says the configuration is warm.
 """
 from __future__ import annotations
