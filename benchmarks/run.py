@@ -43,13 +43,13 @@ QUICK = {
     # images are 64x64; the task resizes them to its default 128x128, as the FastAI.jl snippet does
     "startup": {"data": "synthetic", "n": 100, "size": 128, "image_size": 64, "epochs": 2, "bs": 16,
                 "backbone": "resnet18"},
-    "digits": {"data": "digits", "n": 600, "size": 32, "epochs": 3, "bs": 32, "backbone": "resnet10t"},
-    "synthetic128": {"data": "synthetic", "n": 120, "size": 128, "epochs": 3, "bs": 32, "backbone": "resnet10t"},
+    "digits": {"data": "digits", "n": 480, "size": 32, "epochs": 3, "bs": 32, "backbone": "resnet10t"},
+    "synthetic128": {"data": "synthetic", "n": 100, "size": 128, "epochs": 3, "bs": 32, "backbone": "resnet10t"},
     "throughput_contenders": ("plain", "hotstart"),
     "warmup_runs": {"cold": 1, "warm": 1, "eager": 1, "classes7": 1, "after_warmup": 1},
     # the whole built-in warmup takes ~3 min on 2 cores: --quick runs only its resnet18 workload
     "warmup_cmd_args": ("--only", "single-resnet18-*"),
-    "import_runs": 9,
+    "import_runs": 5,
 }
 FULL = {
     "runs": 7,
