@@ -72,3 +72,36 @@ def images_per_epoch(n, bs):
     """Images one epoch touches: full training batches (drop_last) + the whole validation set."""
     train, valid = split(n)
     return (len(train) // bs) * bs + len(valid)
+
+
+def torchvision_datasets(args, images, labels, classes):
+    """(train, valid) datasets for the plain and Lightning contenders: hotstart's default
+    augmentation written with ``torchvision.transforms.v2`` (crop 0.7-1.0, flip except on digits,
+    rotate 10 degrees, brightness/contrast 0.2), resize-only in validation, then normalize."""
+    import torch
+    from torch.utils.data import Dataset
+    from torchvision.transforms import v2
+
+    gray = args.data == "digits"
+    mean, std = (GRAY_MEAN, GRAY_STD) if gray else (IMAGENET_MEAN, IMAGENET_STD)
+    size = (args.size, args.size)
+    train_tf = v2.Compose([v2.PILToTensor(), v2.RandomResizedCrop(size, scale=(0.7, 1.0), antialias=True),
+                           v2.RandomHorizontalFlip(0.0 if gray else 0.5), v2.RandomRotation(10.0),
+                           v2.ColorJitter(brightness=0.2, contrast=0.2),
+                           v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])
+    valid_tf = v2.Compose([v2.PILToTensor(), v2.Resize(size, antialias=True),
+                           v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])
+
+    class Images(Dataset):
+        def __init__(self, idx, tf):
+            self.idx, self.tf = idx, tf
+
+        def __len__(self):
+            return len(self.idx)
+
+        def __getitem__(self, i):
+            j = self.idx[i]
+            return self.tf(images[j]), classes.index(labels[j])
+
+    train_idx, valid_idx = split(len(images))
+    return Images(train_idx, train_tf), Images(valid_idx, valid_tf)

@@ -21,7 +21,6 @@ Its `task` (optional) is used only for `predict`, `show_results` and `save`.
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from typing import Any, Sequence
 
@@ -30,6 +29,7 @@ import torch
 from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
+from .optim import as_tuple, group_lrs
 from .schedule import one_cycle
 
 
@@ -132,7 +132,7 @@ class Learner:
 
     def set_hyper(self, lr, mom: float | None = None):
         """Set learning rate(s) and momentum / beta1 on every parameter group: the one place it happens."""
-        lrs = _group_lrs(lr, len(self.opt.param_groups))
+        lrs = group_lrs(lr, len(self.opt.param_groups))
         for g, lr_g in zip(self.opt.param_groups, lrs):
             g["lr"] = lr_g
             if mom is not None:
@@ -153,7 +153,7 @@ class Learner:
         seed = derive_seed(self.seed, self._fits)
         self._fits += 1
         with seeded_torch_rng(seed), self.model_context(), self.added_cbs(callbacks):
-            self.opt = self.make_optimizer(_first_lr(lr), wd)
+            self.opt = self.make_optimizer(as_tuple(lr)[-1], wd)
             self.model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
             self.schedule = schedule or (lambda pct: (lr, None))
             self.n_epoch, self.n_iter = int(n_epoch), len(self._train_dl)
@@ -227,7 +227,7 @@ class Learner:
         lr_max = 1e-3 if lr_max is None else lr_max
 
         def schedule(pct):
-            lrs = _as_tuple(lr_max)
+            lrs = as_tuple(lr_max)
             pairs = [one_cycle(pct, m, div, div_final, pct_start, moms) for m in lrs]
             return (tuple(p[0] for p in pairs) if len(pairs) > 1 else pairs[0][0]), pairs[0][1]
 
@@ -294,30 +294,15 @@ class Learner:
 
     def predict(self, raw_input) -> tuple[Any, torch.Tensor]:
         """Decoded prediction and probabilities for one raw input (e.g. a PIL image)."""
-        if self.task is None:
-            raise ValueError("predict needs the learner's task (build it with tasklearner)")
-        x = self.task.encode_input(raw_input)
-        self._setup()
-        self.model.eval()
-        with torch.no_grad(), self.backend.autocast(), self.model_context():
-            out = self.model(x.unsqueeze(0).to(self.device))
-        return self.task.decode_output(out[0].float().cpu())
+        from .inference import predict
+
+        return predict(self, raw_input)
 
     def get_preds(self, loader=None):
         """(probabilities, encoded targets) over the validation set, in order."""
-        self._setup()
-        loader = self._valid_dl if loader is None else loader
-        self.model.eval()
-        preds, targets = [], []
-        act = getattr(self.task, "activation", lambda o: o)
-        with torch.no_grad(), seeded_torch_rng(self.seed), self.model_context():
-            set_epoch(self.valid_loader, 0, self.seed)
-            for batch in loader:
-                xb, yb = self.backend.to_device(batch)
-                with self.backend.autocast():
-                    preds.append(act(self.model(xb).float()).cpu())
-                targets.append(yb.cpu())
-        return torch.cat(preds), torch.cat(targets)
+        from .inference import get_preds
+
+        return get_preds(self, loader)
 
     # --- saving and showing ---------------------------------------------------------------
     def save(self, path) -> "Any":
@@ -345,22 +330,3 @@ class Learner:
 def fit_one_cycle(learner: Learner, n_epoch: int, lr_max=None, **kwargs) -> Learner:
     """Function form, as in FastAI.jl: ``fit_one_cycle(learner, 3, lr_max=3e-3)``."""
     return learner.fit_one_cycle(n_epoch, lr_max, **kwargs)
-
-
-def _as_tuple(lr) -> tuple:
-    return tuple(lr) if isinstance(lr, (tuple, list)) else (lr,)
-
-
-def _first_lr(lr):
-    return _as_tuple(lr)[-1]
-
-
-def _group_lrs(lr, n_groups: int) -> list[float]:
-    """A float for every group, or a (low, high) pair spread geometrically over the groups."""
-    lrs = _as_tuple(lr)
-    if len(lrs) == 1:
-        return [float(lrs[0])] * n_groups
-    if n_groups == 1:
-        return [float(lrs[-1])]
-    lo, hi = float(lrs[0]), float(lrs[-1])
-    return [lo * (hi / lo) ** (i / (n_groups - 1)) for i in range(n_groups)]

@@ -17,3 +17,19 @@ def make_optimizer(optimizer, param_groups, *, lr: float, wd: float):
     if name == "sgd":
         return torch.optim.SGD(groups, lr=lr, momentum=0.9, weight_decay=wd)
     raise ValueError(f"optimizer must be 'adamw', 'adam', 'sgd' or a callable, got {optimizer!r}")
+
+
+def as_tuple(lr) -> tuple:
+    """A learning rate as a tuple: ``3e-3 -> (3e-3,)``, ``(1e-5, 1e-3) -> (1e-5, 1e-3)``."""
+    return tuple(lr) if isinstance(lr, (tuple, list)) else (lr,)
+
+
+def group_lrs(lr, n_groups: int) -> list[float]:
+    """A float for every group, or a (low, high) pair spread geometrically over the groups."""
+    lrs = as_tuple(lr)
+    if len(lrs) == 1:
+        return [float(lrs[0])] * n_groups
+    if n_groups == 1:
+        return [float(lrs[-1])]
+    lo, hi = float(lrs[0]), float(lrs[-1])
+    return [lo * (hi / lo) ** (i / (n_groups - 1)) for i in range(n_groups)]

@@ -34,6 +34,21 @@ def torch_flags() -> dict:
     return flags
 
 
+# flag -> how to put it back (num_interop_threads cannot be changed once torch has run work)
+_FLAG_SETTERS = {
+    "default_dtype": torch.set_default_dtype,
+    "grad_enabled": torch.set_grad_enabled,
+    "num_threads": torch.set_num_threads,
+    "float32_matmul_precision": torch.set_float32_matmul_precision,
+    "cudnn_enabled": lambda v: setattr(torch.backends.cudnn, "enabled", v),
+    "cudnn_benchmark": lambda v: setattr(torch.backends.cudnn, "benchmark", v),
+    "cudnn_deterministic": lambda v: setattr(torch.backends.cudnn, "deterministic", v),
+    "cudnn_allow_tf32": lambda v: setattr(torch.backends.cudnn, "allow_tf32", v),
+    "cuda_matmul_allow_tf32": lambda v: setattr(torch.backends.cuda.matmul, "allow_tf32", v),
+    "anomaly_enabled": torch.autograd.set_detect_anomaly,
+}
+
+
 def rng_states() -> dict:
     states = {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "random": random.getstate()}
     if torch.cuda.is_available() and torch.cuda.is_initialized():
@@ -84,19 +99,13 @@ class SideEffectGuard:
         random.setstate(self._rng["random"])
         if "cuda" in self._rng:
             torch.cuda.set_rng_state_all(self._rng["cuda"])
-        f = self._flags
-        torch.set_default_dtype(f["default_dtype"])
-        torch.set_grad_enabled(f["grad_enabled"])
-        torch.use_deterministic_algorithms(f["deterministic_algorithms"], warn_only=f["deterministic_warn_only"])
-        if torch.get_num_threads() != f["num_threads"]:
-            torch.set_num_threads(f["num_threads"])
-        torch.set_float32_matmul_precision(f["float32_matmul_precision"])
-        torch.backends.cudnn.enabled = f["cudnn_enabled"]
-        torch.backends.cudnn.benchmark = f["cudnn_benchmark"]
-        torch.backends.cudnn.deterministic = f["cudnn_deterministic"]
-        torch.backends.cudnn.allow_tf32 = f["cudnn_allow_tf32"]
-        torch.backends.cuda.matmul.allow_tf32 = f["cuda_matmul_allow_tf32"]
-        torch.autograd.set_detect_anomaly(f["anomaly_enabled"])
+        now = torch_flags()
+        changed = {k for k, v in self._flags.items() if now[k] != v}
+        for k in changed & set(_FLAG_SETTERS):  # set only what was changed: a no-op otherwise
+            _FLAG_SETTERS[k](self._flags[k])
+        if changed & {"deterministic_algorithms", "deterministic_warn_only"}:
+            torch.use_deterministic_algorithms(self._flags["deterministic_algorithms"],
+                                               warn_only=self._flags["deterministic_warn_only"])
         for k in [k for k in os.environ if k not in self._env]:
             del os.environ[k]
         for k, v in self._env.items():

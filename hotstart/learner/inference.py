@@ -1,0 +1,38 @@
+"""Prediction with a learner: one raw input, or the whole validation set."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .data import set_epoch
+from .rng import seeded_torch_rng
+
+
+def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
+    """Encode one raw input as in inference, run the model, decode: (label, probabilities)."""
+    if learner.task is None:
+        raise ValueError("predict needs the learner's task (build it with tasklearner)")
+    x = learner.task.encode_input(raw_input)
+    learner._setup()
+    learner.model.eval()
+    with torch.no_grad(), learner.backend.autocast(), learner.model_context():
+        out = learner.model(x.unsqueeze(0).to(learner.device))
+    return learner.task.decode_output(out[0].float().cpu())
+
+
+def get_preds(learner, loader=None):
+    """(probabilities, encoded targets) over `loader` (default: the validation set), in order."""
+    learner._setup()
+    loader = learner._valid_dl if loader is None else loader
+    learner.model.eval()
+    preds, targets = [], []
+    act = getattr(learner.task, "activation", lambda o: o)
+    with torch.no_grad(), seeded_torch_rng(learner.seed), learner.model_context():
+        set_epoch(learner.valid_loader, 0, learner.seed)
+        for batch in loader:
+            xb, yb = learner.backend.to_device(batch)
+            with learner.backend.autocast():
+                preds.append(act(learner.model(xb).float()).cpu())
+            targets.append(yb.cpu())
+    return torch.cat(preds), torch.cat(targets)
