@@ -14,7 +14,7 @@ Which part of hotstart owns each argument (read this before adding one):
 | device, precision,     | learner/backend.py      | plain CPU, or Lightning Fabric (GPU, mixed precision,|
 | ToDevice/ToGPU in cbs  |                         | multi-process)                                       |
 | optimizer, wd          | learner/optim.py        | AdamW (default), Adam, SGD or your callable          |
-| metrics                | learner/callbacks       | torchmetrics by name (default: the task's)           |
+| metrics                | learner/callbacks       | dict name -> metric (default: the task's)            |
 | callbacks, progress    | learner/callbacks       | events of the loop; progress bars and epoch table    |
 | seed                   | learner/rng.py          | model init, shuffling, augmentation, dropout         |
 

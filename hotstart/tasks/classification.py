@@ -72,9 +72,9 @@ class ImageClassificationSingle(_ImageClassification):
         return nn.CrossEntropyLoss()
 
     def metrics(self) -> dict:
-        from torchmetrics.classification import MulticlassAccuracy
+        from ..metrics import MulticlassAccuracy
 
-        return {"accuracy": MulticlassAccuracy(num_classes=len(self.classes), average="micro")}
+        return {"accuracy": MulticlassAccuracy(num_classes=len(self.classes))}
 
     def activation(self, output):
         return output.softmax(-1)
@@ -96,11 +96,10 @@ class ImageClassificationMulti(_ImageClassification):
         return nn.BCEWithLogitsLoss()
 
     def metrics(self) -> dict:
-        from torchmetrics.classification import MultilabelAccuracy, MultilabelF1Score
+        from ..metrics import MultilabelAccuracy, MultilabelF1Score
 
         n = len(self.classes)
-        return {"f1": MultilabelF1Score(num_labels=n, average="macro"),
-                "accuracy": MultilabelAccuracy(num_labels=n, average="micro")}
+        return {"f1": MultilabelF1Score(num_labels=n), "accuracy": MultilabelAccuracy(num_labels=n)}
 
     def activation(self, output):
         return output.sigmoid()

@@ -1,10 +1,13 @@
-"""`Metrics`: torchmetrics over the validation phase (correct across processes: they sync).
+"""`Metrics`: the loss and the metrics over the validation phase, correct across processes.
 
-Metric objects are built on first use, not when the learner is built: importing torchmetrics
-costs start-up time (it imports matplotlib.pyplot, about 0.3 s, and scipy.signal when scipy is
-installed, about 1.6 s), and a run that never validates should not pay it. Importing it in a
-background thread during the first epoch was not faster on 2 cores (4 alternating runs,
-noisy): the import thread preempts one of torch's two OpenMP threads, which then stall.
+The metrics are objects with torchmetrics' protocol (update / compute / reset / to). The tasks'
+defaults are ``hotstart.metrics`` (streaming counts, no torchmetrics import in one process);
+when the run has several processes each is swapped for its ``torchmetric()``, which syncs
+(see hotstart/metrics.py for why). A user's ``torchmetrics.Metric`` objects are used as given.
+Metric objects are built on first use, not when the learner is built, so a run that never
+validates builds none. Importing torchmetrics in a background thread during the first epoch
+instead was tried and was not faster on 2 cores (the import thread preempts one of torch's two
+OpenMP threads, which then stall).
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ class Metrics(Callback):
     order = -5
 
     def __init__(self, metrics=None, activation=None):
-        self._spec = metrics  # dict name -> torchmetrics.Metric, or a callable returning one
+        self._spec = metrics  # dict name -> metric (torchmetrics protocol), or a callable returning one
         self.activation = activation
         self._metrics = None
         self.values: dict[str, float] = {}
@@ -26,7 +29,9 @@ class Metrics(Callback):
     def _build(self):
         if self._metrics is None:
             spec = self._spec() if callable(self._spec) else (self._spec or {})
-            self._metrics = {name: m.to(self.learner.device) for name, m in dict(spec).items()}
+            many = self.learner.backend.world_size > 1
+            self._metrics = {name: (m.torchmetric() if many and hasattr(m, "torchmetric") else m).to(self.learner.device)
+                             for name, m in dict(spec).items()}
         return self._metrics
 
     def before_epoch(self):

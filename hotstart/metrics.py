@@ -1,0 +1,175 @@
+"""The tasks' default metrics: streaming counts in one process, torchmetrics across processes.
+
+Why not torchmetrics everywhere: ``import torchmetrics`` (1.9) imports ``matplotlib.pyplot``
+and, when scipy is installed, ``scipy.signal`` (upstream Lightning-AI/torchmetrics#3457). On the
+FastAI.jl start-up workload that is 0.6 s without scipy and ~1.9 s with it, paid at the first
+validation, so the first epoch took 1.14x-1.18x as long as a plain loop's. What torchmetrics
+adds over a sum and a count is synchronisation across processes, so that is where it is used:
+
+- one process: these classes. Each keeps integer counts on the metric's device (no host sync per
+  batch) and follows the torchmetrics class of the same name exactly (``torchmetric()`` builds
+  it; ``tests/test_metrics.py`` checks both agree on random inputs, edge cases included);
+- several processes (``world_size > 1``), the ``Metrics`` callback swaps each for
+  ``metric.torchmetric()``, which syncs its states across processes. Lightning Fabric has
+  imported torchmetrics by then, so the swap costs nothing.
+
+A user's own ``torchmetrics.Metric`` objects (``tasklearner(metrics={...})``) are used as given.
+Every metric here has the torchmetrics protocol: ``update(preds, target)``, ``compute()``,
+``reset()``, ``to(device)`` and ``metric(preds, target)`` (updates, returns the batch's value).
+"""
+from __future__ import annotations
+
+import torch
+
+__all__ = ["MulticlassAccuracy", "MultilabelAccuracy", "MultilabelF1Score", "StreamingMetric"]
+
+
+class StreamingMetric:
+    """Integer counts (named in ``_states``) accumulated batch by batch, reduced by ``compute``."""
+
+    _states: tuple[str, ...] = ()
+
+    def __init__(self):
+        self.device = torch.device("cpu")
+        self.reset()
+
+    def reset(self):
+        for name in self._states:
+            setattr(self, name, torch.zeros(self._state_shape(), dtype=torch.long, device=self.device))
+
+    def to(self, device):
+        self.device = torch.device(device)
+        for name in self._states:
+            setattr(self, name, getattr(self, name).to(self.device))
+        return self
+
+    def update(self, preds, target):
+        self._add(self._counts(preds, target))
+
+    def compute(self) -> torch.Tensor:
+        return self._reduce(*(getattr(self, name) for name in self._states))
+
+    def __call__(self, preds, target) -> torch.Tensor:
+        """Update with this batch and return the batch's own value (as torchmetrics' forward)."""
+        counts = self._counts(preds, target)
+        self._add(counts)
+        return self._reduce(*counts)
+
+    def _add(self, counts):
+        for name, value in zip(self._states, counts):
+            getattr(self, name).add_(value)
+
+    def torchmetric(self):
+        """The equivalent ``torchmetrics.Metric`` (it syncs across processes)."""
+        raise NotImplementedError
+
+    # subclasses: state shape, per-batch counts, reduction
+    def _state_shape(self):
+        return ()
+
+    def _counts(self, preds, target):
+        raise NotImplementedError
+
+    def _reduce(self, *counts):
+        raise NotImplementedError
+
+
+def _safe_divide(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
+    """num / den with 0 where den is 0 (torchmetrics' ``zero_division=0``)."""
+    num, den = num.double(), den.double()
+    return torch.where(den == 0, torch.zeros_like(num), num / den.clamp(min=1)).float()
+
+
+class MulticlassAccuracy(StreamingMetric):
+    """Fraction of samples whose top class is the target (torchmetrics' ``average="micro"``).
+
+    ``preds``: (N, C) scores (logits or probabilities) or (N,) class indices; ``target``: (N,) indices.
+    """
+
+    _states = ("correct", "total")
+
+    def __init__(self, num_classes: int):
+        if num_classes < 2:
+            raise ValueError(f"MulticlassAccuracy: num_classes must be >= 2 (as torchmetrics), got {num_classes}")
+        self.num_classes = int(num_classes)
+        super().__init__()
+
+    def _counts(self, preds, target):
+        if preds.is_floating_point() and preds.ndim == target.ndim + 1:
+            if preds.shape[1] != self.num_classes:
+                raise ValueError(f"MulticlassAccuracy: preds has {preds.shape[1]} classes, "
+                                 f"expected num_classes={self.num_classes}")
+            preds = preds.argmax(1)
+        if preds.shape != target.shape or target.ndim != 1:
+            raise ValueError(f"MulticlassAccuracy: preds {tuple(preds.shape)} and target {tuple(target.shape)}: "
+                             f"expected (N, {self.num_classes}) scores or (N,) indices, and (N,) targets")
+        target = target.long()
+        if target.numel() and (int(target.min()) < 0 or int(target.max()) >= self.num_classes):
+            raise ValueError(f"MulticlassAccuracy: target holds class indices outside 0..{self.num_classes - 1}")
+        return (preds.long() == target).sum(), torch.tensor(target.numel(), device=target.device)
+
+    def _reduce(self, correct, total):
+        return _safe_divide(correct, total)
+
+    def torchmetric(self):
+        from torchmetrics.classification import MulticlassAccuracy as TM
+
+        return TM(num_classes=self.num_classes, average="micro")
+
+    def __repr__(self):
+        return f"MulticlassAccuracy(num_classes={self.num_classes})"
+
+
+class _MultilabelStats(StreamingMetric):
+    """Per-label true/false positives/negatives at ``threshold``.
+
+    ``preds``: (N, L) probabilities, or logits (a sigmoid is applied when any value lies outside
+    [0, 1], as torchmetrics does); ``target``: (N, L) of 0/1.
+    """
+
+    _states = ("tp", "fp", "tn", "fn")
+
+    def __init__(self, num_labels: int, threshold: float = 0.5):
+        if num_labels < 2:
+            raise ValueError(f"{type(self).__name__}: num_labels must be >= 2 (as torchmetrics), got {num_labels}")
+        self.num_labels, self.threshold = int(num_labels), float(threshold)
+        super().__init__()
+
+    def _state_shape(self):
+        return (self.num_labels,)
+
+    def _counts(self, preds, target):
+        if preds.shape != target.shape or preds.ndim != 2 or preds.shape[1] != self.num_labels:
+            raise ValueError(f"{type(self).__name__}: preds {tuple(preds.shape)} and target "
+                             f"{tuple(target.shape)} must both be (N, {self.num_labels})")
+        if preds.is_floating_point():  # logits -> probabilities, without a host sync
+            preds = torch.where(((preds < 0) | (preds > 1)).any(), preds.sigmoid(), preds) > self.threshold
+        pred, true = preds.bool(), target.bool()
+        return ((pred & true).sum(0), (pred & ~true).sum(0), (~pred & ~true).sum(0), (~pred & true).sum(0))
+
+    def __repr__(self):
+        return f"{type(self).__name__}(num_labels={self.num_labels}, threshold={self.threshold})"
+
+
+class MultilabelAccuracy(_MultilabelStats):
+    """Fraction of (sample, label) entries predicted right (torchmetrics' ``average="micro"``)."""
+
+    def _reduce(self, tp, fp, tn, fn):
+        return _safe_divide((tp + tn).sum(), (tp + fp + tn + fn).sum())
+
+    def torchmetric(self):
+        from torchmetrics.classification import MultilabelAccuracy as TM
+
+        return TM(num_labels=self.num_labels, threshold=self.threshold, average="micro")
+
+
+class MultilabelF1Score(_MultilabelStats):
+    """F1 per label, averaged over labels (torchmetrics' ``average="macro"``; 0 where undefined)."""
+
+    def _reduce(self, tp, fp, tn, fn):
+        return _safe_divide(2 * tp, 2 * tp + fp + fn).mean()
+
+    def torchmetric(self):
+        from torchmetrics.classification import MultilabelF1Score as TM
+
+        return TM(num_labels=self.num_labels, threshold=self.threshold, average="macro")

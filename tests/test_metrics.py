@@ -1,0 +1,125 @@
+"""hotstart.metrics agree with the torchmetrics classes they stand in for, batch by batch and overall."""
+import subprocess
+import sys
+
+import pytest
+import torch
+import torchmetrics.classification as tmc
+
+from hotstart.metrics import MulticlassAccuracy, MultilabelAccuracy, MultilabelF1Score
+
+
+def _close(ours, theirs):
+    assert ours.dtype == torch.float32
+    torch.testing.assert_close(ours, theirs.float(), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("kind", ["logits", "probabilities", "indices"])
+def test_multiclass_accuracy_matches_torchmetrics(seed, kind):
+    g = torch.Generator().manual_seed(seed)
+    classes = 2 + seed
+    ours, theirs = MulticlassAccuracy(classes), tmc.MulticlassAccuracy(num_classes=classes, average="micro")
+    assert type(ours.torchmetric()) is tmc.MulticlassAccuracy
+    for batch in (7, 1, 16):
+        scores = torch.randn(batch, classes, generator=g) * 3
+        preds = {"logits": scores, "probabilities": scores.softmax(1), "indices": scores.argmax(1)}[kind]
+        target = torch.randint(0, classes, (batch,), generator=g)
+        _close(ours(preds, target), theirs(preds, target))  # the batch's value
+    _close(ours.compute(), theirs.compute())  # all batches
+    ours.reset(), theirs.reset()
+    ours.update(preds, target), theirs.update(preds, target)
+    _close(ours.compute(), theirs.compute())
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("kind", ["logits", "probabilities", "binary"])
+def test_multilabel_accuracy_and_f1_match_torchmetrics(seed, kind):
+    g = torch.Generator().manual_seed(seed)
+    labels = 2 + seed
+    pairs = [(MultilabelAccuracy(labels), tmc.MultilabelAccuracy(num_labels=labels, average="micro")),
+             (MultilabelF1Score(labels), tmc.MultilabelF1Score(num_labels=labels, average="macro")),
+             (MultilabelF1Score(labels, threshold=0.3), tmc.MultilabelF1Score(num_labels=labels, threshold=0.3))]
+    for ours, theirs in pairs:
+        assert type(ours.torchmetric()) is type(theirs)
+        assert ours.torchmetric().threshold == theirs.threshold
+    for batch in (5, 1, 12):
+        scores = torch.randn(batch, labels, generator=g) * 2
+        preds = {"logits": scores, "probabilities": scores.sigmoid(), "binary": (scores > 0).long()}[kind]
+        # sparse targets, so that some labels have no positives at all (F1's zero-division case)
+        target = (torch.rand(batch, labels, generator=g) > 0.7).long()
+        for ours, theirs in pairs:
+            _close(ours(preds, target), theirs(preds, target))
+    for ours, theirs in pairs:
+        _close(ours.compute(), theirs.compute())
+
+
+def test_edge_cases_match_torchmetrics():
+    # a label never predicted nor present: torchmetrics counts its F1 as 0 in the macro mean
+    preds, target = torch.tensor([[0.9, 0.1], [0.8, 0.2]]), torch.tensor([[1, 0], [1, 0]])
+    _close(MultilabelF1Score(2)(preds, target), tmc.MultilabelF1Score(num_labels=2)(preds, target))
+    # nothing seen yet: 0, as torchmetrics (which also warns)
+    assert float(MulticlassAccuracy(3).compute()) == 0.0
+    # the worked example: 6 of 8 entries right; per-label F1 1, 1, 0, 0
+    logits = torch.tensor([[5.0, -5.0, 5.0, -5.0], [5.0, 5.0, -5.0, -5.0]])
+    target = torch.tensor([[1, 0, 0, 0], [1, 1, 0, 1]])
+    assert float(MultilabelAccuracy(4)(logits, target)) == pytest.approx(0.75)
+    assert float(MultilabelF1Score(4)(logits, target)) == pytest.approx(0.5)
+
+
+def test_bad_inputs_name_the_problem():
+    with pytest.raises(ValueError, match="expected num_classes=3"):
+        MulticlassAccuracy(3).update(torch.zeros(2, 4), torch.zeros(2, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"outside 0\.\.2"):
+        MulticlassAccuracy(3).update(torch.zeros(2, 3), torch.tensor([0, 3]))
+    with pytest.raises(ValueError, match=r"preds \(2,\) and target \(3,\)"):
+        MulticlassAccuracy(3).update(torch.tensor([0, 1]), torch.tensor([0, 1, 2]))
+    with pytest.raises(ValueError, match=r"must both be \(N, 4\)"):
+        MultilabelAccuracy(4).update(torch.zeros(2, 3), torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="num_classes must be >= 2"):
+        MulticlassAccuracy(1)
+
+
+def test_to_moves_the_counts():
+    m = MulticlassAccuracy(3).to("meta")
+    assert m.correct.device.type == "meta" and m.total.device.type == "meta"
+    m = MulticlassAccuracy(3)
+    m.update(torch.tensor([0, 1]), torch.tensor([0, 2]))
+    assert m.to(torch.device("cpu")) is m and float(m.compute()) == 0.5
+
+
+def test_metrics_callback_uses_torchmetrics_when_processes_are_many():
+    """With world_size > 1 the Metrics callback swaps the task's metrics for their torchmetrics twins."""
+    from types import SimpleNamespace
+
+    from hotstart.learner.callbacks.metrics import Metrics
+
+    spec = {"accuracy": MulticlassAccuracy(3), "mine": tmc.MulticlassAccuracy(num_classes=3)}
+    for world_size, expected in ((1, MulticlassAccuracy), (2, tmc.MulticlassAccuracy)):
+        cb = Metrics(lambda: dict(spec))
+        cb.learner = SimpleNamespace(backend=SimpleNamespace(world_size=world_size), device=torch.device("cpu"))
+        built = cb._build()
+        assert type(built["accuracy"]) is expected
+        assert built["mine"] is spec["mine"]  # a user's torchmetrics object is used as given
+
+
+def test_a_single_process_fit_never_imports_torchmetrics():
+    """The point of hotstart.metrics: the first validation does not pay torchmetrics' import."""
+    code = """
+import sys
+import numpy as np
+from PIL import Image as PILImage
+from hotstart import Image, Label, ImageClassificationSingle, tasklearner
+rng = np.random.default_rng(0)
+images = [PILImage.fromarray(a) for a in rng.integers(0, 256, (24, 8, 8, 3), dtype=np.uint8)]
+labels = [str(i % 3) for i in range(24)]
+task = ImageClassificationSingle((Image(), Label(["0", "1", "2"])), size=8)
+learner = tasklearner(task, (images, labels), batch_size=8, seed=0, progress=False)
+learner.fit_one_cycle(1)
+assert 0.0 <= learner.history[-1]["accuracy"] <= 1.0, learner.history
+assert 0.0 <= learner.validate()["accuracy"] <= 1.0
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("torchmetrics", "matplotlib", "scipy", "lightning_fabric")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
