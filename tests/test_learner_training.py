@@ -109,6 +109,31 @@ def test_fit_constant_lr_keeps_betas(make_learner):
     assert {m for g in rec.moms for m in g} == {0.9}
 
 
+@pytest.mark.parametrize("name", ["adamw", "adam", "sgd"])
+def test_named_optimizers_use_fused_kernels_with_a_fallback(name):
+    """Fused steps (much cheaper on CPU) compute the same update as torch's default kernels."""
+    from hotstart.learner.optim import make_optimizer
+
+    def run(params_dtype=torch.float32, **kw):
+        g = torch.Generator().manual_seed(0)
+        p = torch.nn.Parameter(torch.randn(50, generator=g, dtype=params_dtype))
+        opt = make_optimizer(name, [[p]], lr=1e-2, wd=0.01) if not kw else kw["build"]([p])
+        for _ in range(5):
+            p.grad = torch.randn(50, generator=g, dtype=params_dtype)
+            opt.step()
+        return opt, p.detach()
+
+    fused, p_fused = run()
+    assert fused.defaults["fused"] is True
+    ref = {"adamw": lambda ps: torch.optim.AdamW(ps, lr=1e-2, betas=(0.9, 0.99), eps=1e-5, weight_decay=0.01),
+           "adam": lambda ps: torch.optim.Adam(ps, lr=1e-2, betas=(0.9, 0.99), eps=1e-5, weight_decay=0.01),
+           "sgd": lambda ps: torch.optim.SGD(ps, lr=1e-2, momentum=0.9, weight_decay=0.01)}[name]
+    _, p_ref = run(build=ref)
+    torch.testing.assert_close(p_fused, p_ref, rtol=1e-5, atol=1e-6)
+    complex_opt, _ = run(torch.complex64)  # not a kind the fused kernels take: torch's default
+    assert not complex_opt.defaults.get("fused")
+
+
 class FitSnapshots(Callback):
     def __init__(self):
         self.states, self.max_lrs = [], []
