@@ -2,13 +2,15 @@
 
 Why not torchmetrics everywhere: ``import torchmetrics`` (1.9) imports ``matplotlib.pyplot``
 and, when scipy is installed, ``scipy.signal`` (upstream Lightning-AI/torchmetrics#3457). On the
-FastAI.jl start-up workload that is 0.6 s without scipy and ~1.9 s with it, paid at the first
-validation, so the first epoch took 1.14x-1.18x as long as a plain loop's. What torchmetrics
-adds over a sum and a count is synchronisation across processes, so that is where it is used:
+FastAI.jl start-up workload that was ~0.6 s without scipy and ~1.9 s with it, paid at the first
+validation: the time to the end of the first epoch was 1.14x-1.18x a plain loop's with it, and
+0.89x-0.99x without it (benchmarks/README.md). What torchmetrics adds over a sum and a count is
+synchronisation across processes, so that is where it is used:
 
-- one process: these classes. Each keeps integer counts on the metric's device (no host sync per
-  batch) and follows the torchmetrics class of the same name exactly (``torchmetric()`` builds
-  it; ``tests/test_metrics.py`` checks both agree on random inputs, edge cases included);
+- one process: these classes. Each keeps integer counts on the metric's device (the only host
+  sync per batch is the target range check) and follows the torchmetrics class of the same name
+  exactly (``torchmetric()`` builds it; ``tests/test_metrics.py`` checks both agree on random
+  inputs, edge cases included);
 - several processes (``world_size > 1``), the ``Metrics`` callback swaps each for
   ``metric.torchmetric()``, which syncs its states across processes. Lightning Fabric has
   imported torchmetrics by then, so the swap costs nothing.
