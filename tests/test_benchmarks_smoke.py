@@ -37,3 +37,31 @@ def test_runner_plumbing(tmp_path):
     text = bench.table(report)
     assert "a note" in text and "plain" in text and "not measured" in text
     (tmp_path / "r.json").write_text(json.dumps(report))
+
+
+def test_run_by_run_ratios_resist_a_slow_spell(tmp_path):
+    """Runs alternate, so pairing run i of each contender cancels load that hits both in run i."""
+    def runs(values, key):
+        return [{"rc": 0, key: v} for v in values]
+
+    plain = runs([5.0, 8.0, 5.0, 8.0, 5.0], "first_epoch_end")  # a slow spell in runs 2 and 4 ...
+    other = runs([4.9, 7.8, 7.8, 7.8, 4.9], "first_epoch_end")  # ... and in 2, 3, 4 for the other
+    result = {"plain": {"runs": plain, "median": {"first_epoch_end": 5.0}, "n": 5},
+              "other": {"runs": other, "median": {"first_epoch_end": 7.8}, "n": 5}}
+    bench.add_ratios(result)
+    assert result["other"]["ratio"]["first_epoch_end"] == 7.8 / 5.0  # ratio of medians: 1.56x
+    assert result["other"]["paired_ratio"]["first_epoch_end"] == 4.9 / 5.0  # run by run: 0.98x
+
+    imports = {"torch": {"runs": runs([2.0, 3.0, 2.0], "wall_s"), "median": {"wall_s": 2.0}, "n": 3},
+               "torch+hotstart": {"runs": runs([2.01, 3.02, 3.0], "wall_s"), "median": {"wall_s": 3.0}, "n": 3}}
+    bench.add_import_extras(imports)
+    assert imports["torch+hotstart"]["extra_s"] == 1.0
+    assert abs(imports["torch+hotstart"]["extra_paired_s"] - 0.02) < 1e-9
+
+    report = {"comparisons": {"startup": {"workload": {}, "contenders": result, "notes": [], "runs_each": 5},
+                              "import": {"contenders": imports, "importtime": {}, "notes": [], "runs_each": 3}}}
+    (tmp_path / "r.json").write_text(json.dumps(report))
+    assert bench.main(["--table", str(tmp_path / "r.json")]) == 0
+    text = bench.retable(json.loads((tmp_path / "r.json").read_text()))
+    assert "run-by-run ratios to plain (median): other first_epoch_end 0.98x" in text
+    assert "paired median +0.020s" in text
