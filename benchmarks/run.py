@@ -304,9 +304,10 @@ def bench_import(py, cfg, log) -> dict:
 def add_import_extras(result: dict) -> None:
     """extra_s: median minus torch's median; extra_paired_s: median of run-by-run differences (runs
     alternate, so run i of each command met the same machine load: far less noisy)."""
-    base, base_runs = result["torch"]["median"]["wall_s"], result["torch"]["runs"]
-    for entry in result.values():
-        entry["extra_s"] = entry["median"]["wall_s"] - base
+    base, base_runs = result["torch"]["median"].get("wall_s"), result["torch"]["runs"]
+    for entry in result.values():  # a command whose every run failed has no median: None
+        wall = entry["median"].get("wall_s")
+        entry["extra_s"] = wall - base if wall is not None and base is not None else None
         pairs = [r["wall_s"] - b["wall_s"] for r, b in zip(entry["runs"], base_runs) if r["rc"] == 0 == b["rc"]]
         entry["extra_paired_s"] = statistics.median(pairs) if pairs else None
 
@@ -385,7 +386,7 @@ def table(report) -> str:
         if name == "import":
             for label, e in contenders.items():
                 lines.append(f"  {label:<18} median {e['median'].get('wall_s', float('nan')):.3f}s  "
-                             f"({e['extra_s']:+.3f}s over torch; paired median {_signed(e.get('extra_paired_s'))})"
+                             f"({_signed(e['extra_s'])} over torch; paired median {_signed(e.get('extra_paired_s'))})"
                              f"  peak RSS {e['median'].get('maxrss_mib', 0):.0f} MiB  n={e['n']}")
             for label, it in comp.get("importtime", {}).items():
                 lines.append(f"  -X importtime, {label}: hotstart's own modules {it['hotstart_self_s']:.3f}s "

@@ -8,9 +8,12 @@ validation: the time to the end of the first epoch was 1.14x-1.18x a plain loop'
 synchronisation across processes, so that is where it is used:
 
 - one process: these classes. Each keeps integer counts on the metric's device (the only host
-  sync per batch is the target range check) and follows the torchmetrics class of the same name
-  exactly (``torchmetric()`` builds it; ``tests/test_metrics.py`` checks both agree on random
-  inputs, edge cases included);
+  sync per batch is the target range check) and computes what the torchmetrics class of the same
+  name computes, in the same float32 operations (``torchmetric()`` builds that class;
+  ``tests/test_metrics.py`` checks both agree exactly on random inputs, edge cases included).
+  Differences only where the learner never goes: ours raise on targets outside the classes and on
+  soft multi-label targets, and take an empty batch; on CPU, torchmetrics treats a whole
+  multi-label batch as logits when one prediction is NaN, ours only when one lies outside [0, 1];
 - several processes (``world_size > 1``), the ``Metrics`` callback swaps each for
   ``metric.torchmetric()``, which syncs its states across processes. Lightning Fabric has
   imported torchmetrics by then, so the swap costs nothing.
@@ -77,9 +80,9 @@ class StreamingMetric:
 
 
 def _safe_divide(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
-    """num / den with 0 where den is 0 (torchmetrics' ``zero_division=0``)."""
-    num, den = num.double(), den.double()
-    return torch.where(den == 0, torch.zeros_like(num), num / den.clamp(min=1)).float()
+    """num / den in float32 (as torchmetrics; MPS has no float64), 0 where den is 0 (``zero_division=0``)."""
+    num, den = num.float(), den.float()
+    return torch.where(den == 0, torch.zeros_like(num), num / den.clamp(min=1))
 
 
 class MulticlassAccuracy(StreamingMetric):
@@ -169,7 +172,7 @@ class MultilabelF1Score(_MultilabelStats):
     """F1 per label, averaged over labels (torchmetrics' ``average="macro"``; 0 where undefined)."""
 
     def _reduce(self, tp, fp, tn, fn):
-        return _safe_divide(2 * tp, 2 * tp + fp + fn).mean()
+        return (_safe_divide(2 * tp, 2 * tp + fp + fn) / self.num_labels).sum()  # torchmetrics' order of operations
 
     def torchmetric(self):
         from torchmetrics.classification import MultilabelF1Score as TM
