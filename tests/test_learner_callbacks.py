@@ -234,3 +234,71 @@ def test_gradient_clip(make_learner):
     assert all(n <= 0.05 * (1 + 1e-4) for n in after.norms)
     for b, a in zip(before.norms, after.norms):
         assert a == pytest.approx(min(b, 0.05), rel=1e-3)
+
+
+class RecordingLogger:
+    """A sink with Lightning's logger methods, to observe what LogTo sends (the writing itself is
+    Lightning's; the CSV test below checks a real logger end to end)."""
+
+    def __init__(self):
+        self.metrics, self.hparams, self.status, self.saves = [], [], [], 0
+
+    def log_metrics(self, metrics, step=None):
+        self.metrics.append((step, dict(metrics)))
+
+    def log_hyperparams(self, params):
+        self.hparams.append(dict(params))
+
+    def save(self):
+        self.saves += 1
+
+    def finalize(self, status):
+        self.status.append(status)
+
+
+def test_log_to_sends_steps_epochs_and_status(make_learner):
+    from hotstart.learner import LogTo
+
+    sink = RecordingLogger()
+    learner = make_learner(callbacks=[LogTo(sink, every=2)])
+    learner.fit_one_cycle(2)
+    n_iter = learner.n_iter
+    steps = [(s, m) for s, m in sink.metrics if "train_loss_step" in m]
+    assert [s for s, _ in steps] == list(range(1, 2 * n_iter, 2))  # every 2nd training batch
+    assert all(set(m) == {"train_loss_step", "lr"} and m["lr"] > 0 for _, m in steps)
+    epochs = [(s, m) for s, m in sink.metrics if "valid_loss" in m]
+    assert [s for s, _ in epochs] == [n_iter, 2 * n_iter]
+    assert [m["epoch"] for _, m in epochs] == [0, 1]
+    assert epochs[-1][1]["accuracy"] == learner.history[-1]["accuracy"]
+    assert sink.hparams[0]["n_epoch"] == 2 and sink.saves == 2 and sink.status == ["success"]
+
+    learner.fit(1)  # a second fit continues the step axis
+    assert sink.metrics[-1][0] == 3 * n_iter and sink.status == ["success", "success"]
+
+    bad = BadBatch(epoch=0, at=1)
+    with pytest.raises(NonFiniteLossError):
+        learner.fit(1, callbacks=[bad])
+    assert sink.status[-1] == "failed"
+
+
+def test_log_to_csv_writes_lightning_csv(make_learner, tmp_path):
+    import csv
+
+    from hotstart.learner import LogTo
+
+    learner = make_learner()
+    learner.fit_one_cycle(2, callbacks=[LogTo("csv", root_dir=tmp_path, every=1)])
+    files = list(tmp_path.glob("hotstart/version_*/metrics.csv"))
+    assert len(files) == 1, list(tmp_path.rglob("*"))
+    rows = list(csv.DictReader(files[0].open()))
+    epoch_rows = [r for r in rows if r.get("valid_loss")]
+    assert len(epoch_rows) == 2
+    assert float(epoch_rows[-1]["accuracy"]) == pytest.approx(learner.history[-1]["accuracy"])
+    assert sum(1 for r in rows if r.get("train_loss_step")) == 2 * learner.n_iter
+    with pytest.raises(ValueError, match="unknown logger 'wandb'"):
+        LogTo("wandb")
+    from hotstart.learner.callbacks.loggers import _tensorboard_installed
+
+    if not _tensorboard_installed():  # said when the callback is made, not minutes into a fit
+        with pytest.raises(ModuleNotFoundError, match="pip install tensorboard"):
+            LogTo("tensorboard")

@@ -4,11 +4,12 @@ from .checkpoint import SaveBestModel
 from .device import ToDevice, ToGPU
 from .early_stopping import EarlyStopping
 from .grad_clip import GradientClip
+from .loggers import LogTo
 from .metrics import Metrics
 from .nan_guard import NonFiniteGuard, NonFiniteLossError
 from .progress import Progress
 from .recorder import Recorder
 
 __all__ = ["Callback", "CancelBatch", "CancelEpoch", "CancelFit", "SaveBestModel", "ToDevice", "ToGPU",
-           "EarlyStopping", "GradientClip", "Metrics", "NonFiniteGuard", "NonFiniteLossError", "Progress",
+           "EarlyStopping", "GradientClip", "LogTo", "Metrics", "NonFiniteGuard", "NonFiniteLossError", "Progress",
            "Recorder"]
