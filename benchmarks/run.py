@@ -442,7 +442,8 @@ def main(argv=None) -> int:
     ap.add_argument("--python", default=sys.executable, help="interpreter the contenders run with")
     ap.add_argument("--out", default=str(RESULTS / "latest.json"), help="where the JSON goes")
     ap.add_argument("--only", default="startup,throughput,warmup,import",
-                    help="comma-separated subset of: startup, throughput, warmup, import")
+                    help="comma-separated subset of: startup, throughput (or throughput_digits, "
+                         "throughput_synthetic128), warmup, import")
     ap.add_argument("--runs", type=int, default=None, help="override the runs per contender (at least 5 advised)")
     ap.add_argument("--table", metavar="JSON", help="print the table and targets of a saved result (runs nothing)")
     args = ap.parse_args(argv)
@@ -466,8 +467,8 @@ def main(argv=None) -> int:
     if "startup" in only:
         log("startup: time to first epoch and to fit end")
         report["comparisons"]["startup"] = bench_fit("startup", py, cfg, cfg["startup"], CONTENDERS, have, log)
-    if "throughput" in only:
-        for key in ("digits", "synthetic128"):
+    for key in ("digits", "synthetic128"):
+        if "throughput" in only or f"throughput_{key}" in only:
             log(f"throughput: {key}")
             comp = bench_fit(f"throughput_{key}", py, cfg, cfg[key], cfg["throughput_contenders"], have, log)
             skipped = [c for c in CONTENDERS if c not in cfg["throughput_contenders"]]
