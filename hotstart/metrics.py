@@ -2,9 +2,10 @@
 
 Why not torchmetrics everywhere: ``import torchmetrics`` (1.9) imports ``matplotlib.pyplot``
 and, when scipy is installed, ``scipy.signal`` (upstream Lightning-AI/torchmetrics#3457). On the
-FastAI.jl start-up workload that was ~0.6 s without scipy and ~1.9 s with it, paid at the first
-validation: the time to the end of the first epoch was 1.14x-1.18x a plain loop's with it, and
-0.89x-0.99x without it (benchmarks/README.md). What torchmetrics adds over a sum and a count is
+2-core CPU, after ``import torch, timm``, that costs 0.4-0.7 s without scipy and 1.2-1.5 s with
+it, paid at the first validation: the time to the end of the first epoch on the FastAI.jl
+start-up workload was 0.96x-1.18x a plain loop's with it, and 0.89x-0.99x in 5 of 6 rounds
+without it (benchmarks/README.md). What torchmetrics adds over a sum and a count is
 synchronisation across processes, so that is where it is used:
 
 - one process: these classes. Each keeps integer counts on the metric's device (the only host

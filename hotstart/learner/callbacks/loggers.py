@@ -9,7 +9,8 @@ which a fit that logs nothing should not pay:
     >>> learner.fit_one_cycle(5, callbacks=[LogTo(TensorBoardLogger("runs"), every=1)])
 
 Steps count training iterations (across fits, for a ``LogTo`` given to ``tasklearner``), so the
-per-step losses and the epoch rows share one axis. Only the first process writes (Lightning's loggers are rank-zero only themselves).
+per-step losses and the epoch rows share one axis. Only the first process writes (Lightning's
+loggers are rank-zero only themselves).
 """
 from __future__ import annotations
 
@@ -50,7 +51,6 @@ class LogTo(Callback):
 
             self.loggers = [getattr(lfl, _BY_NAME[s])(root_dir=self.root_dir, name=self.name)
                             if isinstance(s, str) else s for s in self._specs]
-        return self.loggers
 
     def _log(self, metrics: dict):
         if not self.learner.backend.is_global_zero:
@@ -72,11 +72,10 @@ class LogTo(Callback):
                     pass
 
     def after_batch(self):
-        learner = self.learner
-        if learner.training and (learner.train_iter + 1) % self.every == 0:
-            loss = getattr(learner, "loss", None)
-            if loss is not None:
-                self._log({"train_loss_step": float(loss.detach()), "lr": learner.opt.param_groups[-1]["lr"]})
+        learner, recorder = self.learner, self.learner.recorder
+        if learner.training and (learner.train_iter + 1) % self.every == 0 and recorder.losses:
+            # the Recorder has read this batch's loss and lr already
+            self._log({"train_loss_step": recorder.losses[-1], "lr": recorder.lrs[-1]})
 
     def after_epoch(self):
         history = self.learner.history
