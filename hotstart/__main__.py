@@ -1,4 +1,4 @@
-"""``python -m hotstart train ...``: see hotstart/cli.py."""
+"""``python -m hotstart train ...``: see hotstart/cli/."""
 import sys
 
 from .cli import main

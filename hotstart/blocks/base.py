@@ -87,6 +87,11 @@ def _short(v: Any) -> str:
     return repr(v)
 
 
+def is_tensor(x: Any) -> bool:
+    """True for a torch tensor (tv_tensors included), without importing torch to find out."""
+    return type(x).__module__.startswith(("torch", "torchvision"))
+
+
 def require_rng(rng: Any) -> np.random.Generator:
     """Mocks draw only from an explicit generator; refuse anything else (no global RNG)."""
     if not isinstance(rng, np.random.Generator):

@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Block, require_rng
+from .base import Block, is_tensor, require_rng
 from .label import _as_classes
-
-
-def _is_tensor(x) -> bool:
-    return type(x).__module__.startswith("torch")
 
 
 class ImageTensor(Block):
@@ -29,7 +25,7 @@ class ImageTensor(Block):
         return (self.channels, *self.size)
 
     def _problem(self, value):
-        if not _is_tensor(value):
+        if not is_tensor(value):
             return f"expected a torch tensor, got {type(value).__name__}"
         if tuple(value.shape) != self.shape():
             return f"expected shape {self.shape()}, got {tuple(value.shape)}"
@@ -56,7 +52,7 @@ class ClassIndex(Block):
         return ()
 
     def _problem(self, value):
-        if not _is_tensor(value) or value.ndim != 0 or value.is_floating_point():
+        if not is_tensor(value) or value.ndim != 0 or value.is_floating_point():
             return f"expected an integer scalar tensor, got {value!r}"
         if not 0 <= int(value) < len(self.classes):
             return f"class index {int(value)} is outside 0..{len(self.classes) - 1}"
@@ -81,7 +77,7 @@ class OneHotTensor(Block):
         return (len(self.classes),)
 
     def _problem(self, value):
-        if not _is_tensor(value) or tuple(value.shape) != self.shape():
+        if not is_tensor(value) or tuple(value.shape) != self.shape():
             return f"expected a tensor of shape {self.shape()}, got {getattr(value, 'shape', type(value).__name__)}"
         if not value.is_floating_point():
             return f"expected a float tensor, got {value.dtype}"

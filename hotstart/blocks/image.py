@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Block, require_rng
+from .base import Block, is_tensor, require_rng
 
 _CONVERTIBLE_MODES = {"1", "L", "LA", "P", "PA", "RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "LAB", "HSV",
                       "I", "I;16", "I;16B", "I;16L", "I;16N", "F"}
@@ -69,7 +69,7 @@ class Image(Block):
             if not np.isfinite(value).all() if value.dtype.kind == "f" else False:
                 return "array image has NaN or infinite values"
             return None
-        if type(value).__module__.startswith("torch"):
+        if is_tensor(value):
             if value.ndim != 3 or value.shape[0] not in (1, 3):
                 return f"tensor image of shape {tuple(value.shape)} is not C x H x W with C in 1, 3"
             return None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Block, require_rng
+from .base import Block, is_tensor, require_rng
 from .label import _as_classes, _preview
 
 
@@ -84,7 +84,7 @@ def _as_array(value):
     """numpy view of an array-like, PIL image or torch tensor; None if it is none of those."""
     if isinstance(value, np.ndarray):
         return value
-    if type(value).__module__.startswith("torch"):
+    if is_tensor(value):
         return value.detach().cpu().numpy()
     if type(value).__module__.startswith("PIL"):
         if value.mode not in ("L", "P", "I", "1"):

@@ -30,6 +30,7 @@ import urllib.parse
 import warnings
 from pathlib import Path, PureWindowsPath
 
+from ..atomic import atomic_open, atomic_write_bytes
 from .errors import ChecksumError, DatasetError
 
 __all__ = ["download", "extract", "data_dir"]
@@ -70,20 +71,13 @@ def download(url: str, sha256: str | None, *, cache_dir: str | os.PathLike | Non
         if sha256 is not None and _file_sha256(dest) == sha256:
             return dest
         dest.unlink()  # stale or corrupt: fetch again
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            actual = _stream(url, out, progress=progress, timeout=timeout)
+    with atomic_open(dest, suffix=".part") as out:  # renamed into place only when verified
+        actual = _stream(url, out, progress=progress, timeout=timeout)
         if sha256 is not None and actual != sha256:
             raise ChecksumError(f"sha256 mismatch for {url}: expected {sha256}, got {actual}; "
                                 f"the downloaded file was deleted")
-        os.replace(tmp, dest)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
     if sha256 is None:
-        _write_atomic(record, actual + "\n")
+        atomic_write_bytes(record, (actual + "\n").encode())
         warnings.warn(f"no sha256 was declared for {url}; the downloaded file has sha256 {actual} "
                       f"(recorded in {record}); declare it to verify future downloads", stacklevel=2)
     return dest
@@ -192,24 +186,6 @@ def _file_sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(_CHUNK), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def _write_atomic(path: Path, text: str):
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-
-
-def _unlink_quietly(path):
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 # --- extracting ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ model preprocesses exactly as it was trained. Channels adapt to what the model e
 from __future__ import annotations
 
 from ..blocks import Image, ImageTensor
+from ..blocks.base import is_tensor
 from .base import Context, Encoding
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -44,7 +45,7 @@ class ImagePreprocessing(Encoding):
         import torch
         import torchvision.transforms.v2.functional as F
 
-        if type(value).__module__.startswith("torch"):
+        if is_tensor(value):
             t = value
         else:
             t = F.pil_to_tensor(block.to_pil(value))

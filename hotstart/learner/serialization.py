@@ -8,27 +8,11 @@ place, so an interrupted save never leaves a half-written file behind.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from ..atomic import atomic_write_bytes
+
 FORMAT = "hotstart.learner/1"
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with _suppress():
-            os.unlink(tmp)
-        raise
 
 
 def save_learner(learner, path) -> Path:
@@ -88,11 +72,3 @@ def load_learner(path, data=None, *, model=None, **kwargs):
     learner = tasklearner(task, data, model=model, _model_config=cfg, **kwargs)
     load_weights(learner, path)
     return learner
-
-
-class _suppress:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return True

@@ -50,7 +50,7 @@ def read_manifest(root=None) -> dict:
 def record(key: str, *, workload: str, seconds: float, device: str, root=None) -> None:
     import torch
 
-    from ..learner.serialization import atomic_write_bytes
+    from ..atomic import atomic_write_bytes
 
     data = read_manifest(root)
     data["entries"][key] = {"workload": workload, "seconds": round(float(seconds), 3), "device": device,

@@ -1,4 +1,4 @@
-"""Command line: ``python -m hotstart train [PATH] ...``.
+"""``python -m hotstart train [PATH] ...``: train a model on a folder, a table or built-in data.
 
     python -m hotstart train                          # the built-in digits, small CNN, 32x32
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 from pathlib import Path
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hotstart", description="hotstart: train image models.")
-    sub = p.add_subparsers(dest="command", required=True)
+def add_parser(sub) -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="train an image classifier and save it",
                        description="Train on PATH (a folder of class folders or a CSV), or on the built-in digits.")
     t.add_argument("path", nargs="?", default=None, help="folder of class folders, or a CSV table; default: digits")
@@ -37,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
-    return p
+    return t
 
 
 def _positive_int(text: str) -> int:
@@ -51,7 +48,7 @@ def _positive_int(text: str) -> int:
 
 
 def load_data(args):
-    from . import datasets
+    from .. import datasets
 
     if args.path is None:
         data, blocks = datasets.load("digits")
@@ -68,10 +65,10 @@ def load_data(args):
     return data, blocks, str(path)
 
 
-def train(args) -> int:
-    from .blocks import LabelMulti
-    from .learner import tasklearner
-    from .tasks import ImageClassificationMulti, ImageClassificationSingle
+def run(args) -> int:
+    from ..blocks import LabelMulti
+    from ..learner import tasklearner
+    from ..tasks import ImageClassificationMulti, ImageClassificationSingle
 
     data, blocks, name = load_data(args)
     digits = args.path is None
@@ -98,29 +95,12 @@ def train(args) -> int:
 
 
 def write_history(history, path: Path) -> None:
-    from .learner.serialization import atomic_write_bytes
     import io
+
+    from ..atomic import atomic_write_bytes
 
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(history[0]))
     writer.writeheader()
     writer.writerows(history)
     atomic_write_bytes(path, buf.getvalue().encode())
-
-
-def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        if args.command == "train":
-            return train(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except (FileNotFoundError, NotADirectoryError, ValueError, TypeError, KeyError, FloatingPointError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Atomic writes: the one place hotstart writes a file that someone may read while it is written.
+
+A file is written to a temporary name in its destination folder, flushed to disk, and renamed
+over the target (``os.replace`` is atomic on POSIX and Windows), so a reader sees the old
+content or the new, never a half-written file, even if the writer is killed (SIGKILL, power).
+
+Temporary files from ``tempfile.mkstemp`` are private (0600); the finished file gets the mode an
+ordinary ``open(path, "w")`` would give it under the user's umask (0644 under umask 022).
+
+    atomic_write_bytes(path, data)
+    with atomic_open(path) as f:   # a binary file object; renamed into place on success only
+        f.write(chunk)
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["atomic_open", "atomic_write_bytes", "default_file_mode", "unlink_quietly"]
+
+
+def default_file_mode() -> int:
+    """0o666 masked by the process umask: what ``open(path, "w")`` would create."""
+    mask = os.umask(0)  # the only portable way to read the umask is to set it and set it back
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+@contextlib.contextmanager
+def atomic_open(path, *, suffix: str = ".tmp", fsync: bool = True):
+    """Open a temporary file beside `path` for binary writing; on a clean exit rename it to `path`.
+
+    On any exception (KeyboardInterrupt included) the temporary file is removed and `path` is
+    untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+            f.flush()
+            if fsync:
+                os.fsync(f.fileno())
+        os.chmod(tmp, default_file_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        unlink_quietly(tmp)
+        raise
+
+
+def atomic_write_bytes(path, data: bytes) -> None:
+    """Write `data` to `path` atomically (see the module docstring)."""
+    with atomic_open(path) as f:
+        f.write(data)
+
+
+def unlink_quietly(path) -> None:
+    """Remove `path` if it exists (cleanup after a failed write)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)

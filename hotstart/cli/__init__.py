@@ -1,0 +1,49 @@
+"""Command line: ``hotstart COMMAND ...`` (or ``python -m hotstart COMMAND ...``).
+
+Each command lives in its own module of this package and contributes two functions:
+``add_parser(subparsers)`` (its arguments) and ``run(args) -> int`` (exit status). This file
+only builds the parser from them and turns hotstart's own errors into one clear line.
+
+    python -m hotstart train                          # the built-in digits, small CNN, 32x32
+    python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+# command name -> module in this package (imported only to build the parser: keep them light)
+COMMANDS = {"train": "train"}
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog or _prog_name(),
+                                description="hotstart: train models, say what the data is.")
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, module in COMMANDS.items():
+        importlib.import_module(f"{__name__}.{module}").add_parser(sub)
+    return p
+
+
+def _prog_name() -> str:
+    """``hotstart`` for the console script, ``python -m hotstart`` otherwise."""
+    return "hotstart" if os.path.basename(sys.argv[0] or "") == "hotstart" else "python -m hotstart"
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    module = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}")
+    try:
+        return module.run(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (FileNotFoundError, NotADirectoryError, ValueError, TypeError, KeyError, FloatingPointError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
