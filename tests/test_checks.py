@@ -115,5 +115,5 @@ def test_summary_of_resnet50_at_224_runs_on_meta(digits_small):
     with Spy():
         text = learner.summary(file=None)
     assert calls and set(calls) == {"meta"}
-    assert "backbone.layer4 (Sequential)" in text and "1 x 2048 x 7 x 7" in text
+    assert "backbone.layer4.2 (Bottleneck)               1 x 2048 x 7 x 7" in text
     assert f"Total params: {sum(p.numel() for p in learner.model.parameters()):,}" in text

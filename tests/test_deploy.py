@@ -287,3 +287,23 @@ def test_pt2_package_equals_eager_and_predicts(deployed, tmp_path, capsys):
     from PIL import Image
 
     assert out["label"] == learner.predict(Image.open(deployed.files[0]))[0]
+
+
+def test_multilabel_export_and_predictor_agree_with_the_learner(deployed, tmp_path):
+    from hotstart import ImageClassificationMulti, Image, LabelMulti, tasklearner
+    from hotstart.predictor import Predictor
+
+    classes = ["even", "odd", "small", "large"]
+    task = ImageClassificationMulti((Image(channels=None), LabelMulti(classes)), size=(12, 12), augment=False)
+    learner = tasklearner(task, None, seed=0, progress=False)  # untrained: parity, not accuracy
+    learner.export(tmp_path / "multi.onnx")
+    p = Predictor.load(tmp_path / "multi.onnx")
+    assert p.meta["activation"] == "sigmoid" and p.meta["image_mode"] == "auto" and p.meta["channels"] == 3
+    for img in deployed.images[:20]:  # grayscale images into a 3-channel model: repeated channels
+        labels, probs = learner.predict(img)
+        plabels, pprobs = p.predict(img)
+        assert labels == plabels and np.abs(probs.numpy() - pprobs).max() < 1e-4
+    targets = [["even", "small"]] * 20
+    right = sum(sum((c in set(pl)) == (c in set(t)) for c in classes)
+                for (pl, _), t in zip(p.predict_many(deployed.images[:20]), targets))
+    assert p.evaluate(deployed.images[:20], targets)["accuracy"] == pytest.approx(right / 80)
