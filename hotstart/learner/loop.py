@@ -311,6 +311,13 @@ class Learner:
 
         return save_learner(self, path)
 
+    def export(self, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
+               **kwargs):
+        """Export the model with its task: ONNX (``quantize="int8"`` optional) or .pt2; see hotstart/export/."""
+        from ..export import export
+
+        return export(self, path, format, quantize=quantize, calibrate=calibrate, **kwargs)
+
     def show_results(self, n: int = 9, **kwargs):
         from .plots import show_results
 
