@@ -114,7 +114,7 @@ def export_digits_page(tmp: Path, *, vendor: Path | None) -> tuple[Path, Path, l
     data, blocks = datasets.load("digits")
     task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
     learner = tasklearner(task, data, seed=0, batch_size=64, progress=False)
-    learner.fit_one_cycle(2, lr_max=3e-3)
+    learner.fit_one_cycle(1, lr_max=3e-3)  # the test compares page and predictor, not accuracy
     web = tmp / "web"
     learner.export(web, format="web", vendor=vendor)
     pngs = []
@@ -178,6 +178,26 @@ def test_web_folder_contents_and_size(web_export):
     assert len(task["classes"]) == 10 and task["activation"] == "softmax"
     without_runtime = sum((web / n).stat().st_size for n in names - set(ORT_RUNTIME_FILES))
     assert without_runtime < 10e6
+
+
+def test_a_model_that_fails_to_load_says_so_on_the_page(web_export, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    _, web, _, _ = web_export
+    broken = tmp_path / "broken"
+    shutil.copytree(web, broken)
+    (broken / "model.onnx").write_bytes(b"not an onnx model")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(_served(str(broken)) + "index.html")
+            page.wait_for_selector("body[data-state]", timeout=60_000)
+            assert page.get_attribute("body", "data-state") == "error"
+            assert "failed to load" in page.inner_text("#status")
+            assert page.is_disabled("#files")
+        finally:
+            browser.close()
 
 
 if __name__ == "__main__":  # the README's screenshot, made by the test's own code path

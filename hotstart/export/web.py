@@ -39,7 +39,7 @@ ORT_RUNTIME_FILES = (ORT_ENTRY, "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-thr
 ORT_ENTRY_SRI = "sha384-Bw6URI+Gvoadw0do7/QrSHUC9D1vCYYK5OSqChFyhyV5mzPL4oe2rOAFljAnS8Sq"
 CDN_BASE = f"https://cdn.jsdelivr.net/npm/onnxruntime-web@{ORT_WEB_VERSION}/dist/"
 
-PAGE_KEYS = ("kind", "classes", "size", "channels", "mean", "std", "activation")
+PAGE_KEYS = ("kind", "classes", "size", "channels", "image_mode", "mean", "std", "activation")
 
 
 class WebExportError(ValueError):
@@ -120,6 +120,19 @@ def export_web(onnx_file, page_task: dict, out_dir, *, vendor=None, title: str |
         raise
     size = sum(f.stat().st_size for f in out_dir.iterdir() if f.is_file())
     return WebExport(out_dir, mode, (out_dir / "model.onnx").stat().st_size, size)
+
+
+def export_learner_web(learner, out_dir, *, vendor=None, title: str | None = None, **onnx_kwargs) -> WebExport:
+    """`learner` -> ONNX (checked against torch, see onnx.py) -> the web folder `out_dir`."""
+    from .metadata import page_fields
+    from .onnx import export_onnx
+
+    out_dir = Path(out_dir)
+    _refuse_foreign_folder(out_dir)  # before minutes of exporting
+    with tempfile.TemporaryDirectory(prefix="hotstart-web-") as tmp:
+        onnx_file = Path(tmp) / "model.onnx"
+        export_onnx(learner, onnx_file, **onnx_kwargs)
+        return export_web(onnx_file, page_fields(learner.task), out_dir, vendor=vendor, title=title)
 
 
 def _vendor_dist(vendor) -> Path:
