@@ -318,6 +318,12 @@ class Learner:
 
         return export(self, path, format, quantize=quantize, calibrate=calibrate, **kwargs)
 
+    def summary(self, **kwargs) -> str:
+        """Print each layer's output shape and parameter count (computed on meta tensors); see summary.py."""
+        from .summary import summary
+
+        return summary(self, **kwargs)
+
     def show_results(self, n: int = 9, **kwargs):
         from .plots import show_results
 

@@ -64,6 +64,9 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         else:
             model_config = _model_config or {"backbone": {"kind": "module", "class": type(model).__qualname__}}
 
+    if data is not None and hasattr(task, "check"):
+        task.check(model)  # shapes on meta tensors, before any data is read or weight trained (tasks/checks.py)
+
     dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
     backend = make_backend(
         accelerator=device or (dev.accelerator if dev else None),
