@@ -84,3 +84,10 @@ def test_only_image_classifiers_get_a_page(tmp_path, onnx_file):
         export_web(onnx_file, {**PAGE, "kind": "TabularRegression"}, tmp_path / "site")
     with pytest.raises(WebExportError, match="lacks"):
         export_web(onnx_file, {"kind": "ImageClassificationSingle"}, tmp_path / "site")
+
+
+def test_cli_vendor_goes_with_format_web(tmp_path, capsys):
+    from hotstart.cli import main
+
+    assert main(["export", str(tmp_path), "--out", str(tmp_path / "m.onnx"), "--vendor", "x"]) == 1
+    assert "--vendor is for --format web" in capsys.readouterr().err
