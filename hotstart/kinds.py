@@ -75,9 +75,10 @@ class KindRegistry:
             raise UnknownKindError(
                 f"{self.what} kind {name!r} is ambiguous: it could be any of "
                 f"{sorted(full_name(c) for c in bare)}; write the full name (module.qualname)")
+        own = sorted(k for k in self._own_short if not k.startswith("_"))
+        others = sorted(k for k, c in self._by_full.items() if not is_hotstart_class(c))
         raise UnknownKindError(
-            f"unknown {self.what} kind {name!r}. hotstart's own: {sorted(self._own_short)}; others "
-            f"defined in this process: {sorted(k for k, c in self._by_full.items() if not is_hotstart_class(c))}. "
+            f"unknown {self.what} kind {name!r}. hotstart's own: {own}; others defined in this process: {others}. "
             f"A {self.what} class of your own must be imported before the model is loaded")
 
     def names(self) -> list[str]:
