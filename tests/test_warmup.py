@@ -12,8 +12,8 @@ import pytest
 
 import hotstart.warmup as warmup
 from hotstart.warmup import Registry, Workload
-from hotstart.warmup import policy
-from hotstart.warmup.manifest import config_key, read_manifest, record
+from hotstart.compile_cache import policy
+from hotstart.compile_cache.manifest import config_key, read_manifest, record
 
 HERE = Path(__file__).parent
 FIXTURES = "tests.warmup_fixtures.userpkg_warm"

@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
 
-    from .cache import cache_dir
+    from ..compile_cache.cache import cache_dir
 
     root = cache_dir(args.cache_dir)
     if args.clear:

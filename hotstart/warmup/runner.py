@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cache import cache_dir as resolve_cache_dir
+from ..compile_cache.cache import cache_dir as resolve_cache_dir
 from .guard import SideEffectGuard
 from .workloads import Registry, Workload, builtin_workloads
 
@@ -100,7 +100,7 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
     with SideEffectGuard() as guard:
         import os
 
-        from .cache import ENV_VAR, inductor_cache
+        from ..compile_cache.cache import ENV_VAR, inductor_cache
 
         saved_env = os.environ.get(ENV_VAR)
         os.environ[ENV_VAR] = str(root)  # so tasklearner(compile=True) compiles into this cache
@@ -139,7 +139,7 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
 
     from ..learner import tasklearner
     from ..learner.callbacks import Callback, CancelFit
-    from .manifest import config_key, record
+    from ..compile_cache.manifest import config_key, record
 
     t0 = time.perf_counter()
     try:
@@ -181,7 +181,7 @@ def status(cache_dir=None) -> list[dict]:
     """Manifest entries for this torch version and the devices present."""
     import torch
 
-    from .manifest import read_manifest
+    from ..compile_cache.manifest import read_manifest
 
     devices = {"cpu"} | ({"cuda"} if torch.cuda.is_available() else set())
     entries = read_manifest(cache_dir)["entries"]
