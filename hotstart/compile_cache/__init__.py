@@ -12,9 +12,9 @@ and this package imports neither of them (it sees a task and a model only by duc
 """
 from .cache import ENV_VAR, cache_dir, inductor_cache, inductor_dir
 from .compile import CompiledBackbone, compile_backbone
-from .manifest import FORMAT, config_key, is_warm, manifest_path, read_manifest, record
+from .manifest import FORMAT, config_key, is_warm, load_manifest, manifest_path, read_manifest, record
 from .policy import COMPILE_PAYS, should_compile
 
 __all__ = ["ENV_VAR", "cache_dir", "inductor_cache", "inductor_dir", "CompiledBackbone", "compile_backbone",
-           "FORMAT", "config_key", "is_warm", "manifest_path", "read_manifest", "record", "COMPILE_PAYS",
+           "FORMAT", "config_key", "is_warm", "load_manifest", "manifest_path", "read_manifest", "record", "COMPILE_PAYS",
            "should_compile"]
