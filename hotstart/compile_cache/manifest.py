@@ -23,6 +23,10 @@ from .cache import cache_dir
 FORMAT = "hotstart.warmup/1"
 
 
+# Lightning Fabric's short precision names -> the names it resolves them to (one key per precision)
+_PRECISION_ALIASES = {"32": "32-true", "16": "16-mixed", "bf16": "bf16-mixed", "64": "64-true"}
+
+
 def config_key(backbone, in_chans: int, size, device_type: str, precision: str | None) -> str | None:
     """The cache-relevant configuration as a string; None when it cannot be named (a custom module)."""
     import torch
@@ -33,7 +37,7 @@ def config_key(backbone, in_chans: int, size, device_type: str, precision: str |
         name = backbone
     else:
         return None
-    precision = str(precision or "32-true")
+    precision = _PRECISION_ALIASES.get(str(precision or "32-true"), str(precision or "32-true"))
     h, w = (int(s) for s in size)
     return f"torch={torch.__version__}|{device_type}|{name}|in{int(in_chans)}|{h}x{w}|{precision}"
 
