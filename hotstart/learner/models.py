@@ -23,7 +23,7 @@ class TaskModel(nn.Module):
             torch._dynamo.maybe_mark_dynamic(x, 0)
         return self.head(self.backbone(x))
 
-    compiled_with = None  # set by hotstart.warmup.cache.compile_backbone
+    compiled_with = None  # set by hotstart.compile_cache.compile_backbone
 
 
 class SmallCNN(nn.Module):

@@ -75,7 +75,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         precision=precision or (dev.precision if dev else None),
     )
     model = maybe_compile(model, compile, task=task, backbone=backbone, size=size, batch_size=batch_size,
-                          device=backend.device, precision=precision)
+                          device=backend.device, precision=getattr(backend, "precision", None))
 
     train_loader = valid_loader = None
     if data is not None:
