@@ -280,7 +280,7 @@ class Learner:
     def _no_sync(self, skip: bool):
         """Across processes, gradients of batches that do not step stay local (no all-reduce)."""
         no_sync = getattr(self.backend, "no_backward_sync", None)
-        return no_sync(self.model, skip) if no_sync is not None else contextlib.nullcontext()
+        return no_sync(self.model, True) if skip and no_sync is not None else contextlib.nullcontext()
 
     def valid_step(self):
         with self.backend.autocast():
