@@ -54,6 +54,7 @@ def make_loader(dataset: TaskDataset, *, batch_size: int, train: bool, num_worke
 
 def set_epoch(loader: DataLoader, epoch: int, seed: int) -> None:
     """Before each epoch: a new shuffle order and new augmentations, both from the seed."""
-    loader.dataset.epoch = epoch
-    if loader.generator is not None:
+    if isinstance(loader.dataset, TaskDataset) or hasattr(loader.dataset, "epoch"):
+        loader.dataset.epoch = epoch
+    if getattr(loader, "generator", None) is not None:
         loader.generator.manual_seed(derive_seed(seed, epoch))
