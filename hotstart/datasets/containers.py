@@ -149,7 +149,13 @@ class Data(tuple):
 
 
 def as_data(data) -> Data:
-    """Accept a `Data`, an ``(inputs, targets)`` pair, or a map-style dataset of (x, y) samples."""
+    """Accept a `Data`, an ``(inputs, targets)`` pair, or a map-style dataset of (x, y) samples.
+
+    A map-style dataset becomes two `SampleField`s. Its targets cannot be read without reading
+    (and decoding) whole samples, so `tasklearner` does not check them all before training, as it
+    does for an ``(inputs, targets)`` pair; each is checked when its sample is encoded, and a bad
+    one is reported with the sample's index. Pass ``(inputs, targets)`` to have them checked first.
+    """
     if isinstance(data, Data):
         return data
     if isinstance(data, tuple) and len(data) == 2 and hasattr(data[0], "__len__") and hasattr(data[1], "__len__") \
