@@ -153,3 +153,10 @@ def test_cli_allow_outside(folder, tmp_path):
     args.allow_outside = True
     data, _, _ = load_data(args)
     assert data.inputs[0].getpixel((0, 0)) == 33
+
+
+@pytest.mark.parametrize("cell", ["..\\secret.png", "imgs\\..\\..\\secret.png", "C:\\secret.png", "\\\\host\\share\\x.png"])
+def test_windows_style_escapes_are_refused(folder, cell):
+    csv = _csv(folder, f"file,label\nimgs/a.png,x\n{cell},y\n")
+    with pytest.raises(DatasetError, match=r"row 2 .*(leads outside|is an absolute path)"):
+        ImageTable(csv, "file", "label")

@@ -128,14 +128,17 @@ def _cell(row: dict, column: str, where: str, what: str) -> str:
 def _confined_path(rel: str, base: Path, where: str, allow_outside: bool) -> Path:
     if allow_outside:
         return base / rel
-    if PurePath(rel).is_absolute() or os.path.isabs(rel) or rel.startswith(("/", "\\")) or \
-            (len(rel) > 1 and rel[1] == ":"):
+    drive = len(rel) > 1 and rel[0].isalpha() and rel[1] == ":"  # C:\x or C:x, absolute on Windows
+    if PurePath(rel).is_absolute() or rel.startswith(("/", "\\")) or drive:
         raise DatasetError(f"ImageTable: {where}: {rel!r} is an absolute path; paths must be relative to {base} "
                            f"(pass allow_outside=True, or --allow-outside to `hotstart train`, to read files anywhere)")
-    norm = os.path.normpath(rel.replace("\\", "/"))
-    if norm == os.pardir or norm.startswith(os.pardir + "/"):
-        raise DatasetError(f"ImageTable: {where}: {rel!r} leads outside {base}; paths must stay inside it "
-                           f"(pass allow_outside=True, or --allow-outside to `hotstart train`, to read files anywhere)")
+    norm = os.path.normpath(rel)
+    # a table written on Windows may climb out with backslashes: check that reading as well
+    for candidate in (norm, os.path.normpath(rel.replace("\\", "/"))):
+        if candidate.replace(os.sep, "/").split("/")[0] == os.pardir:  # normpath leaves ".." only in front
+            raise DatasetError(f"ImageTable: {where}: {rel!r} leads outside {base}; paths must stay inside it "
+                               f"(pass allow_outside=True, or --allow-outside to `hotstart train`, to read files "
+                               f"anywhere)")
     return base / norm
 
 
