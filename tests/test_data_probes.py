@@ -55,13 +55,15 @@ def _animated_gif():
 WORKS = {
     "cmyk.jpg": (lambda: _encoded(_rgb().convert("CMYK"), "JPEG"), ("RGB", (12, 8))),
     "palette_transparent.png": (_palette_with_transparency, ("RGB", (12, 8))),
-    "sixteen_bit.png": (lambda: _encoded(PILImage.fromarray(np.full((8, 12), 40000, np.uint16)), "PNG"), ("L", (12, 8))),
+    "sixteen_bit.png": (lambda: _encoded(PILImage.fromarray(np.full((8, 12), 40000, np.uint16)), "PNG"),
+                        ("L", (12, 8))),
     "exif_rotated.jpg": (_exif_rotated, ("RGB", (8, 12))),
     "animated.gif": (_animated_gif, ("RGB", (12, 8))),
     "la.png": (lambda: _encoded(_rgb().convert("LA"), "PNG"), ("L", (12, 8))),
     "rgba.png": (lambda: _encoded(_rgb().convert("RGBA"), "PNG"), ("RGB", (12, 8))),
     "mode_i.tif": (lambda: _encoded(PILImage.fromarray(np.full((8, 12), 65535, np.int32)), "TIFF"), ("L", (12, 8))),
-    "mode_f.tif": (lambda: _encoded(PILImage.fromarray(np.full((8, 12), 0.5, np.float32), "F"), "TIFF"), ("L", (12, 8))),
+    "mode_f.tif": (lambda: _encoded(PILImage.fromarray(np.full((8, 12), 0.5, np.float32), "F"), "TIFF"),
+                   ("L", (12, 8))),
     "png_named.jpg": (lambda: _encoded(_rgb(), "PNG"), ("RGB", (12, 8))),
     "one_bit.bmp": (lambda: _encoded(_rgb().convert("1"), "BMP"), ("L", (12, 8))),
 }

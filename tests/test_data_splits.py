@@ -160,3 +160,11 @@ def test_errors_name_the_index_in_the_dataset_not_the_split():
     assert isinstance(ds.inputs, Subset)
     with pytest.raises(BlockValueError, match=r"^sample 7: "):
         ds[1]
+
+
+def test_split_indices_are_checked():
+    with pytest.raises(ValueError, match=r"split 'test' holds index 4, outside 0\.\.3"):
+        Data(list(range(4)), ["a"] * 4, {"train": [0, 1], "test": [4]})
+    overlapping = Data(list(range(6)), ["a"] * 6, {"train": [0, 1, 2, 3], "test": [3, 4]})
+    with pytest.raises(ValueError, match=r"'train' and 'test' share 1 sample\(s\), e.g. index 3"):
+        split_train_valid(overlapping)

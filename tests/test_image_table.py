@@ -131,3 +131,32 @@ def test_multi_label_repeats_compare_as_sets(folder):
         warnings.simplefilter("always")
         data, (_, label) = ImageTable(csv, "file", "tags", label_sep=" ")
     assert len(data.targets) == 2 and any("repeated" in str(w.message) for w in caught)
+
+
+def test_tsv_is_read_with_tabs(folder):
+    """The CLI accepts .tsv tables; before, they were parsed as CSV and had no columns."""
+    tsv = _csv(folder, "file\tlabel\nimgs/a.png\tx, y\n", name="t.tsv")
+    data, (_, label) = ImageTable(tsv, "file", "label")
+    assert label.classes == ["x, y"]
+
+
+def test_cli_allow_outside(folder, tmp_path):
+    import argparse
+
+    from hotstart.cli.train import load_data
+
+    csv = _csv(folder, "path,label\n../secret.png,x\nimgs/a.png,y\n")
+    args = argparse.Namespace(path=str(csv), path_col="path", label_col="label", label_sep=None,
+                              allow_outside=False)
+    with pytest.raises(DatasetError, match="allow_outside"):
+        load_data(args)
+    args.allow_outside = True
+    data, _, _ = load_data(args)
+    assert data.inputs[0].getpixel((0, 0)) == 33
+
+
+@pytest.mark.parametrize("cell", ["..\\secret.png", "imgs\\..\\..\\secret.png", "C:\\secret.png", "\\\\host\\share\\x.png"])
+def test_windows_style_escapes_are_refused(folder, cell):
+    csv = _csv(folder, f"file,label\nimgs/a.png,x\n{cell},y\n")
+    with pytest.raises(DatasetError, match=r"row 2 .*(leads outside|is an absolute path)"):
+        ImageTable(csv, "file", "label")

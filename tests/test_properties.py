@@ -89,7 +89,7 @@ def test_uint16_scaling_is_a_fixed_function_of_the_value(h, w, seed):
 @given(int_dtypes, st.integers(-300, 300), st.integers(-300, 300))
 def test_other_integers_are_8_bit_values_or_refused(dtype, lo, hi):
     info = np.iinfo(dtype)
-    lo, hi = max(min(lo, hi), int(info.min)), min(max(lo, hi), int(info.max))
+    lo, hi = (int(np.clip(v, int(info.min), int(info.max))) for v in sorted((lo, hi)))
     arr = np.array([[lo, hi]], dtype=dtype)
     ok = 0 <= lo and hi <= 255
     assert Image().check(arr) == ok

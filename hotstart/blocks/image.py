@@ -13,8 +13,10 @@ images of one folder must be scaled alike), and never a silent clip:
 | uint8 array / tensor, PIL 8-bit modes   | as is (0..255)                                           |
 | bool array / tensor, PIL "1"            | False -> 0, True -> 255                                  |
 | uint16 array, PIL "I;16" / "I;16B/L/N"  | 16-bit data: ``round(v * 255 / 65535)`` (fixed range)    |
-| PIL "I" (int32, e.g. from 16-bit TIFF)  | 16-bit data as above; values outside 0..65535 -> error   |
+| PIL "I" (32-bit integers; older Pillow  | 16-bit data as above; values outside 0..65535 -> error   |
+| opens 16-bit PNGs as "I")               |                                                          |
 | float array / tensor, PIL "F"           | must lie in [0, 1]: ``round(v * 255)``; else -> error    |
+|                                         | (`ImagePreprocessing` keeps a float tensor's precision)  |
 | other integer arrays / tensors (int8,   | 8-bit values (numpy makes int64 from ``np.array([..])``):|
 | int16, int32, int64, uint32, uint64)    | must lie in 0..255; else -> error (use uint16 for 16-bit)|
 

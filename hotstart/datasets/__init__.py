@@ -9,8 +9,8 @@ A dataset is ``Data(inputs, targets)`` (optionally with named ``splits``) plus t
 say what inputs and targets are. Nothing here imports torch: this package only knows blocks,
 and ``import hotstart.datasets`` stays cheap (PIL is imported when an image is first read).
 
-Modules, one job each: `containers` (Samples, mapobs, Subset, Data), `images` (load_image),
-`recipes` (ImageFolders, ImageTable), `digits` (the built-in data), `download` (cache,
+Modules, one job each: `containers` (Samples, mapobs, Subset, Data, splits), `images`
+(load_image), `recipes` (ImageFolders), `tables` (ImageTable), `digits` (the built-in data), `download` (cache,
 checksums, safe extraction), `remote` (layouts of downloadable datasets), `registry` (names).
 """
 from .containers import (Data, SampleField, Samples, Subset, as_data, mapobs, reads_whole_samples, source_index,

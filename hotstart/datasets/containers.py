@@ -125,6 +125,11 @@ class Data(tuple):
             raise ValueError(f"inputs and targets differ in length: {len(inputs)} != {len(targets)}")
         self = super().__new__(cls, (inputs, targets))
         self.splits = {k: [int(i) for i in v] for k, v in (splits or {}).items()}
+        n = len(inputs)
+        for name, idx in self.splits.items():
+            bad = next((i for i in idx if not 0 <= i < n), None)
+            if bad is not None:
+                raise ValueError(f"split {name!r} holds index {bad}, outside 0..{n - 1} ({n} samples)")
         return self
 
     @property
@@ -149,7 +154,13 @@ class Data(tuple):
 
 
 def as_data(data) -> Data:
-    """Accept a `Data`, an ``(inputs, targets)`` pair, or a map-style dataset of (x, y) samples."""
+    """Accept a `Data`, an ``(inputs, targets)`` pair, or a map-style dataset of (x, y) samples.
+
+    A map-style dataset becomes two `SampleField`s. Its targets cannot be read without reading
+    (and decoding) whole samples, so `tasklearner` does not check them all before training, as it
+    does for an ``(inputs, targets)`` pair; each is checked when its sample is encoded, and a bad
+    one is reported with the sample's index. Pass ``(inputs, targets)`` to have them checked first.
+    """
     if isinstance(data, Data):
         return data
     if isinstance(data, tuple) and len(data) == 2 and hasattr(data[0], "__len__") and hasattr(data[1], "__len__") \
@@ -188,6 +199,7 @@ def split_train_valid(data: Data, valid_pct: float = 0.2, seed: int | None = 0,
     """
     splits = getattr(data, "splits", {}) or {}
     n = len(data[0])
+    _refuse_overlap(splits)
     if "train" in splits:
         pool = list(splits["train"])
     else:
@@ -202,6 +214,17 @@ def split_train_valid(data: Data, valid_pct: float = 0.2, seed: int | None = 0,
         raise ValueError(f"no samples to train on: every sample is in a held-out split {sorted(splits)}")
     train_pos, valid_pos = split_random(len(pool), valid_pct, seed)
     return data.subset([pool[p] for p in train_pos]), data.subset([pool[p] for p in valid_pos])
+
+
+def _refuse_overlap(splits: dict) -> None:
+    """A sample in training and in validation or test makes the scores lie: refuse it."""
+    named = [k for k in ("train", "valid", *HELD_OUT_SPLITS) if k in splits]
+    for a_i, a in enumerate(named):
+        for b in named[a_i + 1:]:
+            shared = set(splits[a]) & set(splits[b])
+            if shared:
+                raise ValueError(f"splits {a!r} and {b!r} share {len(shared)} sample(s), e.g. index "
+                                 f"{min(shared)}; a sample belongs to one split")
 
 
 def source_index(container, i: int) -> int:

@@ -1,7 +1,7 @@
 """Recipes: turn a folder layout or a table on disk into ``(Data, blocks)``.
 
-    data, blocks = ImageFolders("pets/")                 # pets/<class>/*.jpg, or pets/{train,valid}/<class>/
-    data, blocks = ImageTable("labels.csv", "file", "tags", label_sep=" ")
+    data, blocks = ImageFolders("pets/")       # pets/<class>/*.jpg, or pets/{train,valid,test}/<class>/
+    data, blocks = ImageTable("labels.csv", "file", "tags", label_sep=" ")   # (in `tables`)
 
 Recipes only *list* files (cheap: directory walks and ``stat``); images are decoded lazily by
 `load_image` when a sample is read, so a 100,000-image folder is ready in well under a second
@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..blocks import Image, Label, LabelMulti
+from ..blocks import Image, Label
 from .containers import Data, mapobs
 from .errors import DatasetError
 from .images import load_image

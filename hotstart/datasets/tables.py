@@ -34,15 +34,16 @@ _MISSING = {"nan", "<na>"}  # how pandas writes a missing value when it is turne
 
 def ImageTable(csv_path: str | os.PathLike, path_col: str, label_col: str, *,  # noqa: N802
                label_sep: str | None = None, root: str | os.PathLike | None = None,
-               allow_outside: bool = False, encoding: str = "utf-8-sig"):
+               allow_outside: bool = False, encoding: str = "utf-8-sig", delimiter: str | None = None):
     """A CSV with an image-path column and a label column -> ``(Data, (Image(), Label/LabelMulti))``.
 
     Paths are relative to `root` (default: the CSV's folder) and must stay inside it, unless
     ``allow_outside=True`` (then absolute paths and ``..`` are taken as written). With `label_sep`
     (e.g. " " or ";") a cell holds several labels and the target is a list (split, stripped,
     empties dropped), so the blocks use `LabelMulti`; otherwise the cell is one label for `Label`.
-    Every listed file must exist: a missing one is reported with its row number. See the module
-    docstring for bad cells, encodings and repeated rows.
+    Every listed file must exist: a missing one is reported with its row number. `delimiter`
+    defaults to a tab for ``.tsv`` files and a comma otherwise. See the module docstring for bad
+    cells, encodings and repeated rows.
     """
     csv_path = Path(csv_path)
     if not csv_path.is_file():
@@ -50,7 +51,9 @@ def ImageTable(csv_path: str | os.PathLike, path_col: str, label_col: str, *,  #
     base = Path(root) if root is not None else csv_path.parent
     if root is not None and not base.is_dir():
         raise DatasetError(f"ImageTable(root=...): {base} does not exist or is not a folder")
-    reader = csv.DictReader(io.StringIO(_read_text(csv_path, encoding), newline=""))
+    if delimiter is None:
+        delimiter = "\t" if csv_path.suffix.lower() == ".tsv" else ","
+    reader = csv.DictReader(io.StringIO(_read_text(csv_path, encoding), newline=""), delimiter=delimiter)
     try:
         columns = reader.fieldnames or []
         missing = [c for c in (path_col, label_col) if c not in columns]
@@ -125,14 +128,17 @@ def _cell(row: dict, column: str, where: str, what: str) -> str:
 def _confined_path(rel: str, base: Path, where: str, allow_outside: bool) -> Path:
     if allow_outside:
         return base / rel
-    if PurePath(rel).is_absolute() or os.path.isabs(rel) or rel.startswith(("/", "\\")) or \
-            (len(rel) > 1 and rel[1] == ":"):
+    drive = len(rel) > 1 and rel[0].isalpha() and rel[1] == ":"  # C:\x or C:x, absolute on Windows
+    if PurePath(rel).is_absolute() or rel.startswith(("/", "\\")) or drive:
         raise DatasetError(f"ImageTable: {where}: {rel!r} is an absolute path; paths must be relative to {base} "
-                           f"(pass allow_outside=True to read files anywhere)")
-    norm = os.path.normpath(rel.replace("\\", "/"))
-    if norm == os.pardir or norm.startswith(os.pardir + "/"):
-        raise DatasetError(f"ImageTable: {where}: {rel!r} leads outside {base}; paths must stay inside it "
-                           f"(pass allow_outside=True to read files anywhere)")
+                           f"(pass allow_outside=True, or --allow-outside to `hotstart train`, to read files anywhere)")
+    norm = os.path.normpath(rel)
+    # a table written on Windows may climb out with backslashes: check that reading as well
+    for candidate in (norm, os.path.normpath(rel.replace("\\", "/"))):
+        if candidate.replace(os.sep, "/").split("/")[0] == os.pardir:  # normpath leaves ".." only in front
+            raise DatasetError(f"ImageTable: {where}: {rel!r} leads outside {base}; paths must stay inside it "
+                               f"(pass allow_outside=True, or --allow-outside to `hotstart train`, to read files "
+                               f"anywhere)")
     return base / norm
 
 

@@ -78,9 +78,10 @@ class ImagePreprocessing(Encoding):
 def image_tensor(block: Image, value):
     """An `Image` value as a C x H x W tensor: uint8 (0..255), or float in [0, 1].
 
-    uint8 tensors pass as they are and float tensors keep their precision once `block` has
-    checked them to lie in [0, 1] (up to resampling's rounding error); everything else goes through `Image.to_pil`, which applies
-    the value rules of `hotstart.blocks.image` (16-bit by a fixed range, errors, never a clip).
+    uint8 tensors pass as they are; float tensors keep their precision once checked to lie in
+    [0, 1] (up to resampling's rounding error, which is clamped away); everything else goes
+    through `Image.to_pil`, which applies the value rules of `hotstart.blocks.image` (16-bit by
+    a fixed range, errors, never a clip).
     """
     import torch
     import torchvision.transforms.v2.functional as F
