@@ -91,3 +91,11 @@ def test_cli_vendor_goes_with_format_web(tmp_path, capsys):
 
     assert main(["export", str(tmp_path), "--out", str(tmp_path / "m.onnx"), "--vendor", "x"]) == 1
     assert "--vendor is for --format web" in capsys.readouterr().err
+
+
+def test_a_cdn_export_over_a_vendored_one_says_what_to_do(tmp_path, onnx_file):
+    vendor = fake_ort_web(tmp_path / "ort")
+    export_web(onnx_file, PAGE, tmp_path / "site", vendor=vendor)
+    with pytest.raises(WebExportError, match="choose a new folder"):
+        export_web(onnx_file, PAGE, tmp_path / "site")
+    assert (tmp_path / "site" / ORT_ENTRY).is_file()  # the vendored page is untouched

@@ -16,19 +16,19 @@ cross-origin isolated (GitHub Pages and ``python -m http.server`` send no COOP/C
 Its JavaScript preprocessing mirrors the torch-free predictor (see ``preprocess`` in app.js);
 the browser test holds the two together.
 
-The folder is written next to the target and swapped in as a unit, and an existing folder is
-replaced only if it is an earlier web export (its task.json says so), never a folder of yours.
+The folder is written next to the target and swapped in as a unit (hotstart/atomic_folder.py),
+and an existing folder is replaced only if it is an earlier web export (its task.json says so),
+never a folder of yours.
 """
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..atomic import default_file_mode
+from ..atomic_folder import write_folder
 
 FORMAT = "hotstart.web/1"
 ORT_WEB_VERSION = "1.30.0"
@@ -83,41 +83,33 @@ def export_web(onnx_file, page_task: dict, out_dir, *, vendor=None, title: str |
     dist = _vendor_dist(vendor) if vendor is not None else None
     _refuse_foreign_folder(out_dir)
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
+    page = {k: page_task[k] for k in PAGE_KEYS}
+    page.update(format=FORMAT, hotstart=__version__, onnxruntime_web=ORT_WEB_VERSION)
+    template = resources.files("hotstart.export") / "web_page"
+    files = {"task.json": json.dumps(page, indent=2).encode(), "model.onnx": onnx_file.read_bytes(),
+             "app.js": (template / "app.js").read_bytes()}
+    if dist is not None:
+        files.update({name: (dist / name).read_bytes() for name in ORT_RUNTIME_FILES})
+        script = f'<script src="{ORT_ENTRY}"></script>'
+        wasm_paths, mode = "", "vendored"
+    else:
+        script = (f'<script src="{CDN_BASE}{ORT_ENTRY}" integrity="{ORT_ENTRY_SRI}" '
+                  f'crossorigin="anonymous"></script>')
+        wasm_paths, mode = CDN_BASE, "cdn"
+    html = (template / "index.html").read_text(encoding="utf-8")
+    head_meta = f'<meta name="hotstart-wasm-paths" content="{wasm_paths}">\n'
+    html = (html.replace("</head>", head_meta + "</head>", 1)
+            .replace("__TITLE__", _escape(title or f"{_describe(page)} in your browser"))
+            .replace("__VERSION__", _escape(__version__))
+            .replace("__ORT_VERSION__", ORT_WEB_VERSION)
+            .replace("__ORT_MODE__", "vendored" if mode == "vendored" else "CDN")
+            .replace("__ORT_SCRIPT__", script))
+    files["index.html"] = html.encode()
     try:
-        file_mode = default_file_mode()
-        tmp.chmod(file_mode | (file_mode & 0o444) >> 2)  # mkdtemp is private (0700): a folder as mkdir makes it
-        page = {k: page_task[k] for k in PAGE_KEYS}
-        page.update(format=FORMAT, hotstart=__version__, onnxruntime_web=ORT_WEB_VERSION)
-        _write(tmp / "task.json", json.dumps(page, indent=2).encode())
-        shutil.copyfile(onnx_file, tmp / "model.onnx")
-        template = resources.files("hotstart.export") / "web_page"
-        _write(tmp / "app.js", (template / "app.js").read_bytes())
-        if dist is not None:
-            for name in ORT_RUNTIME_FILES:
-                shutil.copyfile(dist / name, tmp / name)
-            script = f'<script src="{ORT_ENTRY}"></script>'
-            wasm_paths, mode = "", "vendored"
-        else:
-            script = (f'<script src="{CDN_BASE}{ORT_ENTRY}" integrity="{ORT_ENTRY_SRI}" '
-                      f'crossorigin="anonymous"></script>')
-            wasm_paths, mode = CDN_BASE, "cdn"
-        html = (template / "index.html").read_text(encoding="utf-8")
-        head_meta = f'<meta name="hotstart-wasm-paths" content="{wasm_paths}">\n'
-        html = (html.replace("</head>", head_meta + "</head>", 1)
-                .replace("__TITLE__", _escape(title or f"{_describe(page)} in your browser"))
-                .replace("__VERSION__", _escape(__version__))
-                .replace("__ORT_VERSION__", ORT_WEB_VERSION)
-                .replace("__ORT_MODE__", "vendored" if mode == "vendored" else "CDN")
-                .replace("__ORT_SCRIPT__", script))
-        _write(tmp / "index.html", html.encode())
-        for f in tmp.iterdir():
-            f.chmod(file_mode)
-        _swap_in(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_folder(out_dir, files)
+    except FileExistsError as e:  # e.g. an earlier vendored export, now without --vendor
+        raise WebExportError(f"--out {out_dir}: holds files this export would not write ({e}); "
+                             f"choose a new folder or remove it (nothing was changed)") from None
     size = sum(f.stat().st_size for f in out_dir.iterdir() if f.is_file())
     return WebExport(out_dir, mode, (out_dir / "model.onnx").stat().st_size, size)
 
@@ -173,28 +165,6 @@ def _refuse_foreign_folder(out_dir: Path) -> None:
     if not ours:
         raise WebExportError(f"--out {out_dir}: the folder exists and was not written by a web export; "
                              f"choose a new folder (nothing was changed)")
-
-
-def _swap_in(tmp: Path, out_dir: Path) -> None:
-    """Replace `out_dir` by the finished `tmp`: a reader sees the old folder or the new one."""
-    import os
-
-    if not out_dir.exists():
-        os.replace(tmp, out_dir)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".old", dir=out_dir.parent))
-    os.replace(out_dir, old / "previous")
-    try:
-        os.replace(tmp, out_dir)
-    except BaseException:
-        os.replace(old / "previous", out_dir)
-        raise
-    finally:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.write_bytes(data)  # inside the private temporary folder: the folder swap is the atomic step
 
 
 def _describe(page: dict) -> str:
