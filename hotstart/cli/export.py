@@ -4,6 +4,7 @@
     python -m hotstart export runs/hotstart --format onnx --quantize int8 --out digits-int8.onnx
     python -m hotstart export runs/hotstart --format pt2 --out digits.pt2        # minutes: compiles C++
     python -m hotstart export runs/hotstart --bundle deploy/                     # model.onnx + predictor.py + README
+    python -m hotstart export runs/hotstart --format web --out digits-web [--vendor node_modules/onnxruntime-web]
 
 MODEL_DIR is a folder written by ``learner.save`` (``train``'s ``--out`` folder works too: its
 ``model/`` subfolder is used). int8 calibrates on training images and reports validation accuracy,
@@ -39,8 +40,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="export a saved model to ONNX (fp32/int8), .pt2, or a torch-free bundle",
                        description="Export MODEL_DIR (a folder written by learner.save) to run outside hotstart.")
     e.add_argument("model_dir", help="folder written by learner.save (or train's --out folder)")
-    e.add_argument("--format", choices=("onnx", "pt2"), default=None, help="default: from --out's suffix, else onnx")
-    e.add_argument("--out", default=None, help="output file (.onnx or .pt2)")
+    e.add_argument("--format", choices=("onnx", "pt2", "web"), default=None,
+                   help="default: from --out's suffix, else onnx; web: a static page folder (see README)")
+    e.add_argument("--out", default=None, help="output file (.onnx or .pt2), or folder (web)")
+    e.add_argument("--vendor", default=None, metavar="ORT_WEB_DIR",
+                   help="web: copy onnxruntime-web from this npm package folder (works offline); default: CDN")
     e.add_argument("--quantize", choices=("int8",), default=None, help="int8 static quantization (ONNX)")
     e.add_argument("--calibrate", type=int, default=256, help="training samples to calibrate int8 on")
     e.add_argument("--bundle", default=None, metavar="DIR",
@@ -68,18 +72,22 @@ def run(args) -> int:
         raise ValueError("export: pass --out FILE (and/or --bundle DIR)")
     fmt = args.format or ("pt2" if args.out and args.out.lower().endswith(".pt2") else "onnx")
     if args.bundle is not None and fmt != "onnx":
-        raise ValueError("export: --bundle holds an ONNX model; drop --format pt2")
+        raise ValueError(f"export: --bundle holds an ONNX model; drop --format {fmt}")
+    if args.vendor is not None and fmt != "web":
+        raise ValueError("export: --vendor is for --format web")
+    extra = {"vendor": args.vendor} if fmt == "web" else {}
     folder = model_folder(args.model_dir)
     data = _data_for(args, folder) if args.quantize else None
     learner = load_learner(folder, data, valid_pct=args.valid_pct, seed=args.seed, progress=False)
     from ..export import ExportError
+    from ..export.web import WebExportError
 
     try:
         if args.out is not None:
-            print(learner.export(args.out, fmt, quantize=args.quantize, calibrate=args.calibrate))
+            print(learner.export(args.out, fmt, quantize=args.quantize, calibrate=args.calibrate, **extra))
         if args.bundle is not None:
             write_bundle(learner, args.bundle, quantize=args.quantize, calibrate=args.calibrate)
-    except ExportError as e:
+    except (ExportError, WebExportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0

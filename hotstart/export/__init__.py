@@ -3,6 +3,7 @@
     learner.export("digits.onnx")                         # -> ExportReport (printable)
     learner.export("digits-int8.onnx", quantize="int8")
     learner.export("digits.pt2", format="pt2")
+    learner.export("digits-web", format="web", vendor=None)  # a static page (see web.py)
 
 The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
 (numpy + pillow + onnxruntime) or a C++ program can use them without hotstart.
@@ -15,7 +16,7 @@ from .onnx import ExportError, ExportReport
 
 __all__ = ["export", "ExportError", "ExportReport"]
 
-FORMATS = ("onnx", "pt2")
+FORMATS = ("onnx", "pt2", "web")
 
 
 def export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
@@ -30,6 +31,12 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         raise ValueError(f"export: format must be one of {FORMATS}, got {format!r}")
     if quantize not in (None, "int8"):
         raise ValueError(f"export: quantize must be None or 'int8', got {quantize!r}")
+    if format == "web":
+        if quantize is not None:
+            raise ValueError("export: quantize='int8' is for format='onnx'; the web page runs the fp32 model")
+        from .web import export_learner_web
+
+        return export_learner_web(learner, path, **kwargs)
     if format == "pt2":
         if quantize is not None:
             raise ValueError("export: quantize='int8' is for format='onnx' (onnxruntime's static quantization)")

@@ -53,3 +53,12 @@ def task_metadata(task, *, input_name: str = "input", output_name: str = "logits
     values = {"format": FORMAT, "kind": kind, "hotstart_version": __version__,
               "input_name": input_name, "output_name": output_name, **build(task), "task": task.to_dict()}
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+
+
+def page_fields(task) -> dict[str, Any]:
+    """The same facts as `task_metadata`, as JSON values (not strings): for the web page's task.json."""
+    kind = task.to_dict()["kind"]
+    build = KIND_METADATA.get(kind)
+    if build is None:
+        raise ValueError(f"exporting a {kind} model is not supported yet; exportable task kinds: {sorted(KIND_METADATA)}")
+    return {"kind": kind, **build(task)}
