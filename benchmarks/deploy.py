@@ -10,9 +10,13 @@ to fp32 ONNX, int8 ONNX and .pt2. Then, alternating (A B C D A B C D ...):
   folder (torch), digits.onnx, digits-int8.onnx (the torch-free predictor) and digits.pt2;
 - warm: scripts/deploy_latency.py, per-image latency at batch 1 and images/s at batch 32, end to
   end (raw image in, label out).
+
+Every contender runs with OMP_NUM_THREADS=1 (and onnxruntime with one intra-op thread in the warm
+runs): on a shared 2-core machine, threads waiting on each other dominate otherwise.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import tempfile
@@ -52,12 +56,16 @@ def bench_deploy(py, cfg, log, compare, scripts: Path) -> dict:
         cold = {c: [py, "-m", "hotstart", "predict", str(models[c]), str(img)] for c in CONTENDERS}
         for cmd in cold.values():  # one untimed run each: the OS file cache is warm for all alike
             subprocess.run(cmd, capture_output=True)
-        cold_res = compare("deploy-cold", cold, cfg["runs"], log=log)
+        # one thread each: on a shared 2-core machine, OpenMP threads that wait on each other make a
+        # 4 ms call take 400 ms (measured with the .pt2); the comparison is of runtimes, not of that
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "HOTSTART_BENCH_THREADS": "1"}
+        envs = {c: env for c in CONTENDERS}
+        cold_res = compare("deploy-cold", cold, cfg["runs"], envs=envs, log=log)
         kinds = {"torch": "torch", "onnx": "onnx", "onnx-int8": "onnx", "pt2": "pt2"}
         warm = {c: [py, str(scripts / "deploy_latency.py"), kinds[c], str(models[c]), str(cfg.get("deploy_iters", 50))]
                 for c in CONTENDERS}
-        warm_res = compare("deploy-warm", warm, cfg["runs"], log=log)
-        sizes = {c: (sum(f.stat().st_size for f in Path(models[c]).iterdir()) if Path(models[c]).is_dir()
+        warm_res = compare("deploy-warm", warm, cfg["runs"], envs=envs, log=log)
+        sizes = {c: (sum(f.stat().st_size for f in (Path(models[c]) / "model").iterdir()) if Path(models[c]).is_dir()
                      else Path(models[c]).stat().st_size) for c in CONTENDERS}
     contenders = {}
     base = cold_res["torch"]["median"].get("wall_s")

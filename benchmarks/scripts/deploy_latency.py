@@ -8,6 +8,7 @@ raw 8x8 digit images in, labels out (preprocessing included, as in a deployment)
 Prints a result record (scripts/_milestones.py): latency_ms (median over `iters` single images)
 and ips_b32 (32 / the median time of a batch of 32).
 """
+import os
 import sys
 import time
 from pathlib import Path
@@ -32,14 +33,16 @@ def contender(kind, path):
     if kind == "onnx":
         from hotstart.predictor import Predictor
 
-        p = Predictor.load(path)
+        threads = os.environ.get("HOTSTART_BENCH_THREADS")
+        p = Predictor.load(path, threads=int(threads) if threads else None)
         return (lambda img: p.predict(img)[0]), (lambda imgs: [r[0] for r in p.predict_many(imgs, 32)])
     import torch
 
     if kind == "torch":
         from hotstart import load_learner
+        from hotstart.cli.export import model_folder
 
-        learner = load_learner(path, progress=False)
+        learner = load_learner(model_folder(path), progress=False)  # train's --out folder or the model folder
         model, task = learner.model.eval(), learner.task
 
         def many(imgs):
