@@ -4,13 +4,15 @@
     data, blocks = datasets.load("digits")           # built in: 1,797 8x8 digits, no network
     data, blocks = datasets.ImageFolders("path/")    # path/<class>/*.jpg or path/{train,valid}/<class>/
     data, blocks = datasets.ImageTable("labels.csv", "file", "label")
+    data, blocks = datasets.load("penguins", target="species")   # a table, built in
+    data, blocks = datasets.TableData("table.csv", target="price")   # a CSV or a pandas DataFrame
 
 A dataset is ``Data(inputs, targets)`` (optionally with named ``splits``) plus the blocks that
 say what inputs and targets are. Nothing here imports torch: this package only knows blocks,
 and ``import hotstart.datasets`` stays cheap (PIL is imported when an image is first read).
 
 Modules, one job each: `containers` (Samples, mapobs, Subset, Data), `images` (load_image),
-`recipes` (ImageFolders, ImageTable), `digits` (the built-in data), `download` (cache,
+`recipes` (ImageFolders, ImageTable), `tables` (TableData), `digits` and `penguins` (the built-in data), `download` (cache,
 checksums, safe extraction), `remote` (layouts of downloadable datasets), `registry` (names).
 """
 from .containers import Data, Samples, Subset, as_data, mapobs, split_random
@@ -19,8 +21,9 @@ from .errors import ChecksumError, DatasetError, ImageLoadError
 from .images import load_image
 from .recipes import IMAGE_EXTENSIONS, ImageFolders, ImageTable, list_images
 from .registry import Entry, Registry, catalog, fetch, load, register, unregister
+from .tables import TableData
 
 __all__ = ["Data", "Samples", "mapobs", "Subset", "as_data", "split_random", "load_image",
            "ImageLoadError", "ImageFolders", "ImageTable", "load", "catalog", "register", "unregister",
            "download", "extract", "fetch", "DatasetError", "ChecksumError", "Registry", "Entry",
-           "data_dir", "list_images", "IMAGE_EXTENSIONS"]
+           "data_dir", "list_images", "IMAGE_EXTENSIONS", "TableData"]
