@@ -3,6 +3,7 @@
     python -m hotstart train                          # the built-in digits, small CNN, 32x32
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
     python -m hotstart train table.csv --path-col file --label-col tags --label-sep " "
+    python -m hotstart train table.csv --task tabular --target price    # a table's own columns
 
 PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
 The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
@@ -32,6 +33,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--path-col", default="path", help="CSV: column with image paths")
     t.add_argument("--label-col", default="label", help="CSV: column with labels")
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
+    t.add_argument("--task", choices=["image", "tabular"], default=None,
+                   help="image (default) or tabular: predict a CSV column from the others (see --target)")
+    t.add_argument("--target", default=None,
+                   help="tabular: the column to predict (implies --task tabular); without PATH, the built-in penguins")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
     return t
@@ -66,6 +71,10 @@ def load_data(args):
 
 
 def run(args) -> int:
+    if getattr(args, "task", None) == "tabular" or (getattr(args, "task", None) is None and getattr(args, "target", None)):
+        from .train_tabular import run_tabular
+
+        return run_tabular(args)
     from ..blocks import LabelMulti
     from ..learner import tasklearner
     from ..tasks import ImageClassificationMulti, ImageClassificationSingle
