@@ -59,8 +59,9 @@ class _TabularTask(SupervisedTask):
         if len(rows) == 0:
             raise ValueError(f"{type(self).__name__}.setup: the training split has no rows")
         row_block = self.input_block
+        original = getattr(rows, "indices", None)  # a Subset of the user's rows: name their own index
         for i in range(len(rows)):
-            row_block.validate(rows[i], where=f"training row {i}")
+            row_block.validate(rows[i], where=f"row {original[i]}" if original is not None else f"training row {i}")
         fit_targets = [targets[i] for i in range(len(targets))] if self.target_kind is Continuous else None
         return type(self)(self.blocks, self.preprocessing.fit(rows, fit_targets))
 
