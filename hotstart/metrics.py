@@ -287,16 +287,21 @@ class Denormalized:
     """A metric that sees predictions and targets in their own units, ``x * std + mean``.
 
     Regression tasks train on normalized targets; an RMSE in grams means more than one in
-    standard deviations. `torchmetric()` wraps the inner metric's torchmetrics twin in
-    ``torchmetrics.wrappers.LambdaInputTransformer`` with the same transform.
+    standard deviations. With `output` = i, the metric sees only output i of (N, outputs) inputs
+    (one RMSE per target column: grams and millimetres do not average). `torchmetric()` wraps the
+    inner metric's torchmetrics twin in ``torchmetrics.wrappers.LambdaInputTransformer`` with the
+    same transform.
     """
 
-    def __init__(self, metric, mean, std):
+    def __init__(self, metric, mean, std, output: int | None = None):
         self.metric = metric
         self.mean = [float(m) for m in mean]
         self.std = [float(s) for s in std]
+        self.output = None if output is None else int(output)
 
     def _units(self, x):
+        if self.output is not None:
+            return x[:, self.output] * self.std[self.output] + self.mean[self.output]
         mean = torch.tensor(self.mean, dtype=x.dtype, device=x.device)
         std = torch.tensor(self.std, dtype=x.dtype, device=x.device)
         if x.ndim == 1 and len(self.mean) == 1:
@@ -326,4 +331,5 @@ class Denormalized:
                                       transform_target=self._units)
 
     def __repr__(self):
-        return f"Denormalized({self.metric!r}, mean={self.mean}, std={self.std})"
+        out = "" if self.output is None else f", output={self.output}"
+        return f"Denormalized({self.metric!r}, mean={self.mean}, std={self.std}{out})"

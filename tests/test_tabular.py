@@ -204,6 +204,9 @@ def test_regression_metrics_equal_torchmetrics(shape):
                                  torchmetrics.MeanSquaredError(squared=False, num_outputs=k)),
              "r2": (R2Score(), torchmetrics.R2Score()),
              "rmse in units": (units, units.torchmetric())}
+    if k > 1:
+        last = Denormalized(MeanSquaredError(squared=False), [4000.0] * k, [800.0] * k, output=k - 1)
+        pairs["rmse of the last output"] = (last, last.torchmetric())
     g = torch.Generator().manual_seed(sum(shape))
     preds, target = torch.randn(shape, generator=g), torch.randn(shape, generator=g) * 2 + 1
     for lo, hi in [(0, 16), (16, 18), (18, 37)]:  # streaming: three batches, one of two rows
@@ -295,6 +298,18 @@ def test_body_mass_regression_against_a_linear_baseline(tmp_path):
     loaded = load_learner(tmp_path / "m")
     np.testing.assert_array_equal(loaded.predict(ODD_ROW | {"species": "Gentoo"})[0],
                                   learner.predict(ODD_ROW | {"species": "Gentoo"})[0])
+
+
+def test_several_regression_targets_get_an_rmse_each():
+    data, (row, target) = datasets.load("penguins", target=["body_mass_g", "flipper_length_mm"])
+    assert target == Continuous(2) and "flipper_length_mm" not in row.continuous
+    task = TabularRegression((row, target)).setup(data)
+    assert list(task.metrics()) == ["rmse_0", "rmse_1", "r2"]
+    masses = np.array([t[0] for t in data.targets])
+    assert task.preprocessing.target_mean[0] == pytest.approx(masses.mean())
+    rmse_1 = task.metrics()["rmse_1"]
+    rmse_1.update(torch.zeros(4, 2), torch.ones(4, 2))  # one std off, in millimetres
+    assert float(rmse_1.compute()) == pytest.approx(task.preprocessing.target_std[1], rel=1e-6)
 
 
 def test_tasks_round_trip_and_describe_before_setup():

@@ -139,7 +139,11 @@ class TabularClassificationSingle(_TabularTask):
 
 
 class TabularRegression(_TabularTask):
-    """``(TableRow(...), Continuous(n))``: MSE on normalized targets; `rmse` (in the target's units) and `r2`."""
+    """``(TableRow(...), Continuous(n))``: MSE on normalized targets; `rmse` (in the target's units) and `r2`.
+
+    With several targets (n > 1): ``rmse_0`` ... ``rmse_<n-1>``, one per output in its own units,
+    and `r2` averaged uniformly over the outputs.
+    """
 
     target_kind = Continuous
 
@@ -157,8 +161,12 @@ class TabularRegression(_TabularTask):
         prep = self.preprocessing
         if prep.target_mean is None:
             raise ValueError("TabularRegression.metrics: the task is not set up (no target statistics)")
-        return {"rmse": Denormalized(MeanSquaredError(squared=False), prep.target_mean, prep.target_std),
-                "r2": R2Score()}
+        mean, std, n = prep.target_mean, prep.target_std, self.target_block.n
+        if n == 1:
+            return {"rmse": Denormalized(MeanSquaredError(squared=False), mean, std), "r2": R2Score()}
+        # several targets: an RMSE per output (their units differ) and R² averaged over outputs
+        rmses = {f"rmse_{i}": Denormalized(MeanSquaredError(squared=False), mean, std, output=i) for i in range(n)}
+        return {**rmses, "r2": R2Score()}
 
     def decode_output(self, output):
         """Outputs of one row -> (values in the target's units as numpy float32 (n,), the same as a tensor)."""
