@@ -19,6 +19,9 @@ synchronisation across processes, so that is where it is used:
   ``metric.torchmetric()``, which syncs its states across processes. Lightning Fabric has
   imported torchmetrics by then, so the swap costs nothing.
 
+Regression metrics (`MeanSquaredError`, `R2Score`) keep float32 sums instead of counts, added
+in torchmetrics' order, so they agree exactly too; `Denormalized` shows them in the target's units.
+
 A user's own ``torchmetrics.Metric`` objects (``tasklearner(metrics={...})``) are used as given.
 Every metric here has the torchmetrics protocol: ``update(preds, target)``, ``compute()``,
 ``reset()``, ``to(device)`` and ``metric(preds, target)`` (updates, returns the batch's value).

@@ -242,6 +242,8 @@ def test_species_accuracy_predict_save_load(species, tmp_path):
     one = pd.DataFrame([ODD_ROW])
     assert torch.equal(loaded.predict(one)[1], learner.predict(ODD_ROW)[1])
     assert torch.equal(loaded.predict(one.iloc[0])[1], learner.predict(ODD_ROW)[1])
+    resumed = load_learner(tmp_path / "m", data, seed=99, progress=False)  # new split, to keep training:
+    assert resumed.task == learner.task  # the saved statistics stay (the weights depend on them)
     with pytest.raises(ValueError, match="one row, got a DataFrame with 2 rows"):
         loaded.predict(pd.concat([one, one]))
     with pytest.raises(BlockValueError, match=r"no column\(s\) \['sex'\]"):
