@@ -150,6 +150,10 @@ class TabularRegression(_TabularTask):
     def _n_outputs(self):
         return self.target_block.n
 
+    def output_shape(self) -> tuple[int, ...]:
+        """What the model outputs per row: one number per target (for checks and export)."""
+        return (self.target_block.n,)
+
     def loss_fn(self):
         import torch.nn as nn
 
