@@ -30,10 +30,10 @@ from .callbacks.device import ToDevice
 
 
 def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, valid_pct: float = 0.2,
+                layers=None, ps=None, emb_drop=None,
                 validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
                 seed: int | None = None, num_workers: int = 0, compile=False, device=None, precision=None,
-                pretrained: bool = False, progress: bool = True, wd: float = 0.01, _model_config=None,
-                layers=None, ps=None, emb_drop=None):
+                pretrained: bool = False, progress: bool = True, wd: float = 0.01, _model_config=None):
     from .backend import make_backend
     from .compiling import maybe_compile
     from .data import TaskDataset, make_loader
