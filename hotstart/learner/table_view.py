@@ -77,6 +77,23 @@ def show_table_results(learner, n: int = 9) -> ResultsTable:
     return ResultsTable(columns, rows)
 
 
+def show_table_batch(learner, n: int = 9) -> ResultsTable:
+    """The first `n` training rows as the model sees them, decoded back: categories the model does not
+    know (unseen in training, or missing) and filled-in numbers show as ``NA``; then the ``target``."""
+    if learner.task is None or learner.train_loader is None:
+        raise ValueError("show_batch needs the learner's task and training data")
+    ds = learner.train_loader.dataset
+    task = learner.task
+    columns = list(task.input_block.columns) + ["target"]
+    rows = []
+    for i in range(min(int(n), len(ds))):
+        x, y = ds[i]
+        row = task.decode_input(x)
+        row["target"] = _plain(task.decode_target(y))
+        rows.append(row)
+    return ResultsTable(columns, rows)
+
+
 def _plain(v):
     """A length-1 array (one regression output) as a float; other values unchanged."""
     if hasattr(v, "tolist"):
