@@ -12,7 +12,7 @@ say what inputs and targets are. Nothing here imports torch: this package only k
 and ``import hotstart.datasets`` stays cheap (PIL is imported when an image is first read).
 
 Modules, one job each: `containers` (Samples, mapobs, Subset, Data), `images` (load_image),
-`recipes` (ImageFolders, ImageTable), `tables` (TableData), `digits` and `penguins` (the built-in data), `download` (cache,
+`recipes` (ImageFolders, ImageTable), `tabular` (TableData), `digits` and `penguins` (the built-in data), `download` (cache,
 checksums, safe extraction), `remote` (layouts of downloadable datasets), `registry` (names).
 """
 from .containers import Data, Samples, Subset, as_data, mapobs, split_random
@@ -21,7 +21,7 @@ from .errors import ChecksumError, DatasetError, ImageLoadError
 from .images import load_image
 from .recipes import IMAGE_EXTENSIONS, ImageFolders, ImageTable, list_images
 from .registry import Entry, Registry, catalog, fetch, load, register, unregister
-from .tables import TableData
+from .tabular import TableData
 
 __all__ = ["Data", "Samples", "mapobs", "Subset", "as_data", "split_random", "load_image",
            "ImageLoadError", "ImageFolders", "ImageTable", "load", "catalog", "register", "unregister",
