@@ -17,6 +17,9 @@ def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
 
     if is_table_task(learner.task):
         return show_table_results(learner, n)
+    if learner.valid_loader is None:
+        raise ValueError("show_results: this learner has no validation data (it was loaded for prediction only); "
+                         "load it with data (load_learner(path, data=...)) or use predict() on raw inputs")
     import matplotlib.pyplot as plt
 
     ds = learner.valid_loader.dataset

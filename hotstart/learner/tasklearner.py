@@ -78,6 +78,9 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         else:
             model_config = _model_config or {"backbone": {"kind": "module", "class": type(model).__qualname__}}
 
+    if data is not None and hasattr(task, "check"):
+        task.check(model)  # shapes on meta tensors, before any data is read or weight trained (tasks/checks.py)
+
     dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
     backend = make_backend(
         accelerator=device or (dev.accelerator if dev else None),
@@ -86,7 +89,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         precision=precision or (dev.precision if dev else None),
     )
     model = maybe_compile(model, compile, task=task, backbone=backbone, size=size, batch_size=batch_size,
-                          device=backend.device, precision=precision)
+                          device=backend.device, precision=getattr(backend, "precision", None))
 
     train_loader = valid_loader = None
     if train is not None:
@@ -103,8 +106,10 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
 
 
 def _split(task, data, validdata, valid_pct, seed):
-    """(train, valid): `validdata` if given, else the data's own splits, else a seeded random split."""
-    from ..datasets.containers import as_data, split_random
+    """(train, valid): `validdata` if given, else the data's "train" / "valid" splits (a "test" split
+    is never used here), else a seeded random split. Before the model is built: a table task learns
+    its statistics from `train`."""
+    from ..datasets.containers import as_data, split_train_valid
 
     data = as_data(data)
     if len(data[0]) == 0:
@@ -113,11 +118,7 @@ def _split(task, data, validdata, valid_pct, seed):
     if validdata is not None:
         validdata = as_data(validdata)
         _check_targets(task, validdata)
-        return data, validdata
-    if {"train", "valid"} <= set(getattr(data, "splits", {})):
-        return data.split("train"), data.split("valid")
-    train_idx, valid_idx = split_random(len(data[0]), valid_pct, seed)
-    return data.subset(train_idx), data.subset(valid_idx)
+    return split_train_valid(data, valid_pct, seed, validdata)
 
 
 def _tabular_options(task, backbone, layers, ps, emb_drop) -> dict | None:
@@ -136,7 +137,16 @@ def _tabular_options(task, backbone, layers, ps, emb_drop) -> dict | None:
 
 
 def _check_targets(task, data) -> None:
-    """Targets are cheap to read (no I/O): check them all now, not at batch 300 of epoch 2."""
+    """Targets are cheap to read (no I/O): check them all now, not at batch 300 of epoch 2.
+
+    Not for a map-style dataset (``dataset[i] -> (x, y)``): its targets come only with whole
+    samples, images included, so reading them all would cost an epoch before the first one. Those
+    targets are checked as each sample is encoded, and the error names the sample's index.
+    """
+    from ..datasets.containers import reads_whole_samples
+
+    if reads_whole_samples(data[1]):
+        return
     block = task.target_block
     for i in range(len(data[1])):
         block.validate(data[1][i], where=f"target of sample {i}")
