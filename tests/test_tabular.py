@@ -359,3 +359,31 @@ def test_cli_trains_a_table_and_the_warmup_has_a_table_workload(tmp_path, capsys
 
     report = warmup.run(only=["tabular-mlp-cpu"], cache_dir=tmp_path / "cache", progress=False)
     assert [r.status for r in report.results] == ["ok"], report.table()
+
+
+def test_export_to_onnx_and_the_torch_free_predictor(species, tmp_path):
+    """The exported species model and hotstart/predictor.py (numpy preprocessing from the metadata)
+    agree with learner.predict; the regression decoding agrees with the task's, on the same metadata."""
+    pytest.importorskip("onnxruntime")
+    from hotstart.export.metadata import task_metadata
+    from hotstart.predictor import KINDS, Predictor, read_metadata
+
+    learner, data = species
+    report = learner.export(tmp_path / "species.onnx")
+    assert report.max_abs_diff < 1e-4
+    predictor = Predictor.load(tmp_path / "species.onnx")
+    encoded = np.stack([predictor.preprocess(r) for r in data.inputs])
+    np.testing.assert_array_equal(encoded, learner.task.preprocessing.encode_rows(list(data.inputs)))
+    for row in (ODD_ROW, *data.inputs[::43]):
+        (label, probs), (want, want_probs) = predictor.predict(row), learner.predict(row)
+        assert label == want
+        np.testing.assert_allclose(probs, want_probs.numpy(), atol=1e-5)
+
+    mass, blocks = datasets.load("penguins", target="body_mass_g")
+    task = TabularRegression(blocks).setup(mass)
+    meta = read_metadata(task_metadata(task))
+    out = np.array([0.25], dtype=np.float32)
+    got, _ = KINDS["TabularRegression"].decode(out, meta)
+    np.testing.assert_allclose(got, task.decode_output(torch.from_numpy(out))[0], rtol=1e-6)
+    np.testing.assert_array_equal(np.stack([KINDS["TabularRegression"].encode(r, meta) for r in mass.inputs[:20]]),
+                                  task.preprocessing.encode_rows(list(mass.inputs[:20])))
