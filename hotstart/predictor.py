@@ -312,6 +312,9 @@ def encode_row(row, meta: dict) -> np.ndarray:
         row = {c: row[c].iloc[0] for c in row.columns}
     elif hasattr(row, "to_dict") and hasattr(row, "iloc"):
         row = row.to_dict()
+    if not (hasattr(row, "keys") and hasattr(row, "__getitem__")) or isinstance(row, (str, bytes)):
+        raise ValueError(f"this model predicts table rows: give it a dict of column -> value (or a pandas Series / "
+                         f"one-row DataFrame), not {type(row).__name__} {row!r:.60}")
     t = meta["table"]
     cats, conts, na_cols = t["categorical"], t["continuous"], t["na_columns"]
     absent = [c for c in cats + conts if c not in row]
