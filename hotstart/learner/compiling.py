@@ -11,10 +11,8 @@ def maybe_compile(model, compile, **workload):
     if compile is False or compile is None:
         return model
     if compile == "auto":
-        try:
-            from ..warmup.policy import should_compile
-        except ImportError:
-            return model
+        from ..warmup.policy import should_compile  # our own module: an ImportError is a broken install
+
         if not should_compile(**workload):
             return model
     elif compile is not True:
