@@ -100,7 +100,7 @@ def test_killed_at_random_moments_leaves_old_or_new(two_models, tmp_path, umask_
     seen = set()
     for _ in range(32):
         pid = _fork(save_forever)
-        time.sleep(rng.uniform(0, 4 * one_save))
+        time.sleep(rng.uniform(0, min(2.5 * one_save, 0.15)))  # within the first saves of the child
         os.kill(pid, signal.SIGKILL)
         status = _wait(pid)
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, "the saving child failed"
@@ -158,6 +158,26 @@ def test_killed_at_each_step_of_the_swap(two_models, tmp_path, umask_022, k, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
     assert _which(folder, two_models) == 0
     _assert_modes(folder)
+
+
+def test_loading_while_another_process_saves(two_models, tmp_path):
+    """A reader never sees a mix, even in the middle of a swap (it reads through one folder handle)."""
+    a, b = two_models
+    folder = tmp_path / "model"
+    a.save(folder)
+
+    def save_forever():
+        while True:
+            for m in (b, a):
+                m.save(folder)
+
+    pid = _fork(save_forever)
+    try:
+        seen = [_which(folder, two_models) for _ in range(20)]
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        _wait(pid)
+    assert set(seen) <= {0, 1}
 
 
 def test_save_refuses_a_folder_with_other_files(two_models, tmp_path):
