@@ -28,7 +28,7 @@ def test_diverged_fit_is_put_back_to_the_last_validated_epoch(make_learner, digi
     data, _ = digits_small
     learner = make_learner(batch_size=16)
     # epoch 0 trains normally; then a learning rate far too high makes the fit diverge
-    schedule = lambda pct: (1e-2 if pct < 1 / 3 else 1e4, None)  # noqa: E731
+    schedule = lambda step, total: (1e-2 if step < total / 3 else 1e4, None)  # noqa: E731
     with pytest.raises(NonFiniteLossError, match=r"diverged.*put back to its state at the end of epoch 0") as info:
         learner.fit(3, schedule=schedule)
     assert "epoch 1, training batch" in str(info.value)

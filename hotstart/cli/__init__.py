@@ -24,7 +24,7 @@ USER_ERRORS = (HotstartError, FileNotFoundError, FileExistsError, NotADirectoryE
                PermissionError)
 
 # command name -> module in this package (imported only to build the parser: keep them light)
-COMMANDS = {"train": "train"}
+COMMANDS = {"train": "train", "export": "export", "predict": "predict"}
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:

@@ -46,6 +46,9 @@ class PlainBackend:
     def all_reduce_mean(self, value: float) -> float:
         return value
 
+    def barrier(self) -> None:
+        """Nothing to wait for in one process."""
+
     def __repr__(self):
         return f"PlainBackend({self.device})"
 
@@ -92,6 +95,15 @@ class FabricBackend:
         if self.world_size == 1:
             return value
         return float(self.fabric.all_reduce(torch.tensor(value, device=self.device), reduce_op="mean"))
+
+    def barrier(self) -> None:
+        """Every process waits here (e.g. while the first one writes a checkpoint)."""
+        if self.world_size > 1:
+            self.fabric.barrier()
+
+    def no_backward_sync(self, model, skip: bool):
+        """Gradient accumulation: no all-reduce for a batch that does not step (Fabric's context)."""
+        return self.fabric.no_backward_sync(model, enabled=skip)
 
     def __repr__(self):
         return f"FabricBackend({self.device}, precision={self.precision!r})"

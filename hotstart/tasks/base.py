@@ -140,6 +140,13 @@ class SupervisedTask:
     def decode_output(self, output) -> tuple[Any, Any]:
         raise NotImplementedError
 
+    def check(self, model) -> dict:
+        """Does `model` fit this task? Checked on meta tensors (no data, no activation memory); raises
+        an error that says what to change. See hotstart/tasks/checks.py."""
+        from .checks import check_model
+
+        return check_model(self, model)
+
     # --- JSON ---------------------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
