@@ -77,7 +77,7 @@ def test_encode_errors_name_the_sample_whatever_their_constructor():
 def test_compile_auto_does_not_hide_a_broken_install(monkeypatch):
     from hotstart.learner.compiling import maybe_compile
 
-    monkeypatch.setitem(sys.modules, "hotstart.warmup.policy", None)  # importing it raises ImportError
+    monkeypatch.setitem(sys.modules, "hotstart.compile_cache", None)  # importing it raises ImportError
     model = torch.nn.Linear(2, 2)
     with pytest.raises(ImportError):
         maybe_compile(model, "auto", task=None, backbone=None, size=(8, 8), device=torch.device("cpu"))

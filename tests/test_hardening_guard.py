@@ -39,6 +39,7 @@ def test_diverged_fit_is_put_back_to_the_last_validated_epoch(make_learner, digi
     result = learner.validate()
     assert result["loss"] == pytest.approx(first["valid_loss"], rel=1e-5)
     assert result["accuracy"] == pytest.approx(first["accuracy"])
+    assert learner.opt is None  # Adam's moments of the diverged weights are not kept
     learner.save(tmp_path / "m")
     probs = hotstart.load_learner(tmp_path / "m").predict(data[0][0])[1]
     assert bool(torch.isfinite(probs).all()) and float(probs.sum()) == pytest.approx(1.0, abs=1e-5)

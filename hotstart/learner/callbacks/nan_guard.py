@@ -17,7 +17,8 @@ When it stops, the model it leaves works (finite outputs in eval mode):
 - otherwise training diverged (weights grown so large that eval-mode outputs overflow, or made
   non-finite by a step): the model is put back to its state at the end of the last epoch that
   validated (or at the start of the fit), which the guard keeps on the CPU (one copy of the
-  state per epoch).
+  state per epoch), and the optimizer, whose moments belong to the diverged weights, is dropped
+  (the next fit makes a new one).
 `Learner.save` refuses a model with non-finite parameters or buffers all the same.
 """
 from __future__ import annotations
@@ -127,7 +128,11 @@ class NonFiniteGuard(Callback):
         if self._good is not None:
             good, when = self._good
             learner._task_model().load_state_dict(good)
-            state = f"the model was put back to its state {when} (the one after it does not work)"
+            # the optimizer's state (Adam's moments) belongs to the diverged weights: the next fit
+            # starts a new one (fit rebuilds a missing optimizer)
+            learner.opt = None
+            state = (f"the model was put back to its state {when} (the one after it does not work); "
+                     f"the next fit starts with a new optimizer")
         else:
             state = "the model does not work (it cannot be saved): load one saved before"
         raise NonFiniteLossError(f"{what} {where}; training diverged, fitting stopped and {state}. "
