@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..errors import UsageError
 from .base import Block, is_tensor, require_rng
 
 
@@ -50,7 +51,7 @@ def as_row(value: Any) -> Any:
     """A dict from a one-row pandas DataFrame or a Series; anything else unchanged."""
     if hasattr(value, "columns") and hasattr(value, "iloc"):  # a DataFrame (duck-typed: no pandas import)
         if len(value) != 1:
-            raise ValueError(f"expected one row, got a DataFrame with {len(value)} rows "
+            raise UsageError(f"expected one row, got a DataFrame with {len(value)} rows "
                              "(predict one row at a time, e.g. df.iloc[[i]])")
         return {c: value[c].iloc[0] for c in value.columns}
     if hasattr(value, "index") and hasattr(value, "to_dict") and hasattr(value, "iloc"):  # a Series
@@ -66,9 +67,9 @@ class TableRow(Block):
         self.continuous = _names(continuous, "continuous")
         both = sorted(set(self.categorical) & set(self.continuous))
         if both:
-            raise ValueError(f"TableRow: column(s) {both} are listed as both categorical and continuous")
+            raise UsageError(f"TableRow: column(s) {both} are listed as both categorical and continuous")
         if not self.categorical and not self.continuous:
-            raise ValueError("TableRow needs at least one categorical or continuous column")
+            raise UsageError("TableRow needs at least one categorical or continuous column")
 
     @property
     def columns(self) -> list[str]:
@@ -153,7 +154,7 @@ class TableTensor(Block):
 
         rng = require_rng(rng)
         if not self.known:
-            raise ValueError("TableTensor.mock: the cardinalities are not known yet (set up the task first)")
+            raise UsageError("TableTensor.mock: the cardinalities are not known yet (set up the task first)")
         idx = [float(rng.integers(c)) for c in self.cardinalities]
         return torch.tensor(idx + rng.standard_normal(self.n_cont).tolist(), dtype=torch.float32)
 
@@ -166,5 +167,5 @@ def _names(columns: Iterable[str], what: str) -> list[str]:
     if bad:
         raise TypeError(f"TableRow({what}=...) takes column names (non-empty text), got {bad!r}")
     if len(set(names)) != len(names):
-        raise ValueError(f"TableRow({what}=...) lists a column twice: {names}")
+        raise UsageError(f"TableRow({what}=...) lists a column twice: {names}")
     return names

@@ -19,10 +19,11 @@ def run_tabular(args) -> int:
     from ..blocks import Continuous
     from ..learner import tasklearner
     from ..tasks import TabularClassificationSingle, TabularRegression
+    from ..errors import UsageError
     from .train import write_history
 
     if not args.target:
-        raise ValueError("--task tabular needs --target COLUMN (the column to predict)")
+        raise UsageError("--task tabular needs --target COLUMN (the column to predict)")
     if args.path is None:
         data, blocks = datasets.load("penguins", target=args.target)
         name = "penguins"

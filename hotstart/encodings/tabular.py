@@ -31,6 +31,7 @@ import numpy as np
 
 from ..blocks import Block, Continuous
 from ..blocks.table import TableRow, TableTensor, as_row, category_key, is_missing
+from ..errors import UsageError
 from .base import Context, Encoding
 
 NA = "#na#"  # index 0 of every vocabulary: missing or unseen
@@ -56,7 +57,7 @@ class TabularPreprocessing(Encoding):
         if self.fitted:
             bad = [c for c in self.na_columns if c not in self.continuous]
             if bad:
-                raise ValueError(f"TabularPreprocessing: na_columns {bad} are not continuous columns")
+                raise UsageError(f"TabularPreprocessing: na_columns {bad} are not continuous columns")
             self._index = {c: {v: i for i, v in enumerate(self.vocab[c])} for c in self.categorical}
             self._fill = np.array([self.median[c] for c in self.continuous], dtype=np.float64)
             self._mean = np.array([self.mean[c] for c in self.continuous], dtype=np.float64)
@@ -71,7 +72,7 @@ class TabularPreprocessing(Encoding):
         """A new encoding with statistics learned from `rows` (and regression `targets`): the training split."""
         n = len(rows)
         if n == 0:
-            raise ValueError("TabularPreprocessing.fit: no rows to learn statistics from")
+            raise UsageError("TabularPreprocessing.fit: no rows to learn statistics from")
         vocab, median, mean, std, na_columns = {}, {}, {}, {}, []
         cats = {c: set() for c in self.categorical}
         conts = {c: np.empty(n, dtype=np.float64) for c in self.continuous}
@@ -90,7 +91,7 @@ class TabularPreprocessing(Encoding):
             col = conts[c]
             missing = np.isnan(col)
             if missing.all():
-                raise ValueError(f"column {c!r} has no values in the training split ({n} rows): "
+                raise UsageError(f"column {c!r} has no values in the training split ({n} rows): "
                                  "nothing to learn a median, mean or std from")
             median[c] = float(np.median(col[~missing]))
             if missing.any():
@@ -170,7 +171,7 @@ class TabularPreprocessing(Encoding):
 
     def _require_fitted(self):
         if not self.fitted:
-            raise ValueError("TabularPreprocessing has no statistics yet: call task.setup(training_data) "
+            raise UsageError("TabularPreprocessing has no statistics yet: call task.setup(training_data) "
                              "(tasklearner does it on the training split)")
 
     # --- JSON ------------------------------------------------------------------------------

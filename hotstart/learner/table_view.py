@@ -10,6 +10,8 @@ import math
 
 import torch
 
+from ..errors import UsageError
+
 
 class ResultsTable:
     """Rows (dicts) under named columns; what ``learner.show_results()`` returns for tables."""
@@ -81,7 +83,7 @@ def show_table_batch(learner, n: int = 9) -> ResultsTable:
     """The first `n` training rows as the model sees them, decoded back: categories the model does not
     know (unseen in training, or missing) and filled-in numbers show as ``NA``; then the ``target``."""
     if learner.task is None or learner.train_loader is None:
-        raise ValueError("show_batch needs the learner's task and training data")
+        raise UsageError("show_batch needs the learner's task and training data")
     ds = learner.train_loader.dataset
     task = learner.task
     columns = list(task.input_block.columns) + ["target"]

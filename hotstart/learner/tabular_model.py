@@ -20,6 +20,8 @@ from typing import Sequence
 import torch
 import torch.nn as nn
 
+from ..errors import UsageError
+
 DEFAULT_LAYERS = (200, 100)
 DEFAULT_PS = 0.1
 # Largest category index that a floating dtype holds exactly (inputs are cast under "-true" precisions).
@@ -41,16 +43,16 @@ class TabularBackbone(nn.Module):
         self.n_cont = int(n_cont)
         layers = [int(w) for w in layers]
         if not layers or min(layers) < 1:
-            raise ValueError(f"layers= must be one or more positive widths, got {layers!r}")
+            raise UsageError(f"layers= must be one or more positive widths, got {layers!r}")
         ps = [float(ps)] * len(layers) if isinstance(ps, (int, float)) else [float(p) for p in ps]
         if len(ps) != len(layers):
-            raise ValueError(f"ps= needs one dropout per layer ({len(layers)}), got {ps!r}")
+            raise UsageError(f"ps= needs one dropout per layer ({len(layers)}), got {ps!r}")
         for name, p in [("emb_drop", emb_drop), *(("ps", p) for p in ps)]:
             if not 0.0 <= p < 1.0:
-                raise ValueError(f"{name}= must be in [0, 1), got {p!r}")
+                raise UsageError(f"{name}= must be in [0, 1), got {p!r}")
         emb_szs = [emb_sz_rule(c) for c in self.cardinalities] if emb_szs is None else [int(s) for s in emb_szs]
         if len(emb_szs) != len(self.cardinalities):
-            raise ValueError(f"emb_szs= needs one width per categorical column ({len(self.cardinalities)}), got {emb_szs}")
+            raise UsageError(f"emb_szs= needs one width per categorical column ({len(self.cardinalities)}), got {emb_szs}")
         self.embeds = nn.ModuleList(nn.Embedding(c, s) for c, s in zip(self.cardinalities, emb_szs))
         for e in self.embeds:  # as fastai's Embedding: small weights, so embeddings start near zero
             nn.init.trunc_normal_(e.weight, std=0.01, a=-0.02, b=0.02)
@@ -71,7 +73,7 @@ class TabularBackbone(nn.Module):
         n_cat = len(self.cardinalities)
         limit = _EXACT_INTEGERS.get(x.dtype)
         if limit is not None and n_cat and max(self.cardinalities) > limit:
-            raise ValueError(f"a vocabulary of {max(self.cardinalities)} categories does not fit in {x.dtype} inputs "
+            raise UsageError(f"a vocabulary of {max(self.cardinalities)} categories does not fit in {x.dtype} inputs "
                              f"(indices are exact only up to {limit}); use a '-mixed' precision instead")
         parts = []
         if n_cat:
@@ -90,7 +92,7 @@ class TabularBackbone(nn.Module):
 def build_tabular_backbone(encoded_input, *, layers=None, ps=None, emb_drop=None) -> tuple[TabularBackbone, dict]:
     """The backbone for an encoded table row (a set-up task's `TableTensor`), and its JSON config."""
     if not getattr(encoded_input, "known", False):
-        raise ValueError("the tabular task has no statistics yet, so its model cannot be built: call "
+        raise UsageError("the tabular task has no statistics yet, so its model cannot be built: call "
                          "task.setup(training_data) first, or pass data to tasklearner (it sets up on the training split)")
     net = TabularBackbone(encoded_input.cardinalities, encoded_input.n_cont,
                           layers=DEFAULT_LAYERS if layers is None else layers,

@@ -124,14 +124,15 @@ def _split(task, data, validdata, valid_pct, seed):
 def _tabular_options(task, backbone, layers, ps, emb_drop) -> dict | None:
     """The model options of a table task (None for other tasks); clear errors for the wrong mix."""
     from ..blocks.table import TableTensor
+    from ..errors import UsageError
 
     given = {k: v for k, v in {"layers": layers, "ps": ps, "emb_drop": emb_drop}.items() if v is not None}
     if not isinstance(task.encoded_blocks()[0], TableTensor):
         if given:
-            raise ValueError(f"{sorted(given)} apply to table tasks only; {type(task).__name__} takes backbone=")
+            raise UsageError(f"{sorted(given)} apply to table tasks only; {type(task).__name__} takes backbone=")
         return None
     if backbone is not None:
-        raise ValueError(f"{type(task).__name__} has no backbone: its model is embeddings + an MLP; "
+        raise UsageError(f"{type(task).__name__} has no backbone: its model is embeddings + an MLP; "
                          "choose its size with layers=(200, 100), ps= and emb_drop=")
     return given
 

@@ -25,6 +25,7 @@ from ..blocks import Block, Continuous, Label
 from ..blocks.table import TableRow, as_row
 from ..encodings import Context, OneHot
 from ..encodings.tabular import TabularPreprocessing
+from ..errors import UsageError
 from .base import SupervisedTask
 
 
@@ -40,7 +41,7 @@ class _TabularTask(SupervisedTask):
         row = blocks[0]
         prep = preprocessing or TabularPreprocessing(row.categorical, row.continuous)
         if (prep.categorical, prep.continuous) != (row.categorical, row.continuous):
-            raise ValueError(f"{name}: the preprocessing's columns {prep.categorical} / {prep.continuous} differ from "
+            raise UsageError(f"{name}: the preprocessing's columns {prep.categorical} / {prep.continuous} differ from "
                              f"the row's {row.categorical} / {row.continuous}")
         super().__init__(blocks, [prep] + ([OneHot()] if self.target_kind is Label else []))
 
@@ -57,7 +58,7 @@ class _TabularTask(SupervisedTask):
         """The same task with statistics learned from `data` = ``(rows, targets)``: the training split only."""
         rows, targets = data[0], data[1]
         if len(rows) == 0:
-            raise ValueError(f"{type(self).__name__}.setup: the training split has no rows")
+            raise UsageError(f"{type(self).__name__}.setup: the training split has no rows")
         row_block = self.input_block
         original = getattr(rows, "indices", None)  # a Subset of the user's rows: name their own index
         for i in range(len(rows)):
@@ -164,7 +165,7 @@ class TabularRegression(_TabularTask):
 
         prep = self.preprocessing
         if prep.target_mean is None:
-            raise ValueError("TabularRegression.metrics: the task is not set up (no target statistics)")
+            raise UsageError("TabularRegression.metrics: the task is not set up (no target statistics)")
         mean, std, n = prep.target_mean, prep.target_std, self.target_block.n
         if n == 1:
             return {"rmse": Denormalized(MeanSquaredError(squared=False), mean, std), "r2": R2Score()}
