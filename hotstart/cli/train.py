@@ -3,6 +3,7 @@
     python -m hotstart train                          # the built-in digits, small CNN, 32x32
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
     python -m hotstart train table.csv --path-col file --label-col tags --label-sep " "
+    python -m hotstart train table.csv --task tabular --target price    # a table's own columns
 
 PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
 The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
@@ -34,6 +35,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
     t.add_argument("--allow-outside", action="store_true",
                    help="CSV: allow absolute paths and paths outside the table's folder")
+    t.add_argument("--task", choices=["image", "tabular"], default=None,
+                   help="image (default) or tabular: predict a CSV column from the others (see --target)")
+    t.add_argument("--target", default=None,
+                   help="tabular: the column to predict (implies --task tabular); without PATH, the built-in penguins")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
     return t
@@ -51,6 +56,7 @@ def _positive_int(text: str) -> int:
 
 def load_data(args):
     from .. import datasets
+    from ..errors import UsageError
 
     if args.path is None:
         data, blocks = datasets.load("digits")
@@ -64,11 +70,15 @@ def load_data(args):
         data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep,
                                            allow_outside=getattr(args, "allow_outside", False))
     else:
-        raise ValueError(f"{path}: expected a folder of class folders or a .csv table")
+        raise UsageError(f"{path}: expected a folder of class folders or a .csv table")
     return data, blocks, str(path)
 
 
 def run(args) -> int:
+    if getattr(args, "task", None) == "tabular" or (getattr(args, "task", None) is None and getattr(args, "target", None)):
+        from .train_tabular import run_tabular
+
+        return run_tabular(args)
     from ..blocks import LabelMulti
     from ..learner import tasklearner
     from ..tasks import ImageClassificationMulti, ImageClassificationSingle

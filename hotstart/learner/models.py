@@ -61,7 +61,9 @@ def build_backbone(backbone, *, in_chans: int, size, pretrained: bool = False) -
 
         if not timm.is_model(backbone):
             close = timm.list_models(f"*{backbone.split('_')[0]}*")[:8]
-            raise ValueError(f"backbone {backbone!r} is not a timm model name; similar: {close}")
+            from ..errors import UsageError
+
+            raise UsageError(f"backbone {backbone!r} is not a timm model name; similar: {close}")
         net = timm.create_model(backbone, pretrained=pretrained, num_classes=0, in_chans=in_chans)
         return net, {"kind": "timm", "name": backbone, "in_chans": in_chans}
     if isinstance(backbone, nn.Module):
@@ -72,6 +74,10 @@ def build_backbone(backbone, *, in_chans: int, size, pretrained: bool = False) -
 def backbone_from_config(cfg: dict) -> nn.Module:
     if cfg["kind"] == "SmallCNN":
         return SmallCNN(in_chans=cfg["in_chans"], size=cfg["size"], widths=cfg["widths"])
+    if cfg["kind"] == "TabularModel":
+        from .tabular_model import TabularBackbone
+
+        return TabularBackbone.from_config(cfg)
     if cfg["kind"] == "timm":
         import timm
 
