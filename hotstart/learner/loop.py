@@ -168,8 +168,10 @@ class Learner:
         `accumulate=k` takes one optimizer step every k batches (and at the end of an epoch), with
         the loss scaled so that k batches of b act as one batch of k*b; the schedule counts
         optimizer steps. `checkpoint_dir` writes a checkpoint at each epoch's end (and every
-        `checkpoint_every` training batches); `resume` continues from the last complete checkpoint
-        in that folder (see learner/checkpoint.py)."""
+        `checkpoint_every` optimizer steps); `resume` continues from the last complete checkpoint
+        in that folder (see learner/checkpoint.py). A resume in the middle of an epoch reads that
+        epoch's first batches again without training on them (the order and augmentations come
+        from the seed, so they are the same batches)."""
         if int(n_epoch) < 1:
             raise ValueError(f"n_epoch must be at least 1, got {n_epoch!r}")
         if int(accumulate) < 1:
