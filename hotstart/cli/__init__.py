@@ -15,7 +15,7 @@ import os
 import sys
 
 # command name -> module in this package (imported only to build the parser: keep them light)
-COMMANDS = {"train": "train"}
+COMMANDS = {"train": "train", "export": "export", "predict": "predict"}
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:

@@ -34,6 +34,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--path-col", default="path", help="CSV: column with image paths")
     t.add_argument("--label-col", default="label", help="CSV: column with labels")
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
+    t.add_argument("--allow-outside", action="store_true",
+                   help="CSV: allow absolute paths and paths outside the table's folder")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
     t.add_argument("--devices", type=_positive_int, default=None,
@@ -78,7 +80,8 @@ def load_data(args):
     if path.is_dir():
         data, blocks = datasets.ImageFolders(path)
     elif path.suffix.lower() in (".csv", ".tsv"):
-        data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep)
+        data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep,
+                                           allow_outside=getattr(args, "allow_outside", False))
     else:
         raise ValueError(f"{path}: expected a folder of class folders or a .csv table")
     return data, blocks, str(path)

@@ -43,6 +43,8 @@ class PlainBackend:
     def autocast(self):
         return contextlib.nullcontext()
 
+    grad_scaler = None  # full precision: no loss scaling
+
     def all_reduce_mean(self, value: float) -> float:
         return value
 
@@ -101,6 +103,11 @@ class FabricBackend:
 
     def autocast(self):
         return self.fabric.autocast()
+
+    @property
+    def grad_scaler(self):
+        """The GradScaler of fp16 mixed precision (it skips steps with infinite gradients), or None."""
+        return getattr(self.fabric.strategy.precision, "scaler", None)
 
     def all_reduce_mean(self, value: float) -> float:
         if self.world_size == 1:

@@ -410,6 +410,19 @@ class Learner:
         self.backend.barrier()
         return out
 
+    def export(self, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
+               **kwargs):
+        """Export the model with its task: ONNX (``quantize="int8"`` optional) or .pt2; see hotstart/export/."""
+        from ..export import export
+
+        return export(self, path, format, quantize=quantize, calibrate=calibrate, **kwargs)
+
+    def summary(self, **kwargs) -> str:
+        """Print each layer's output shape and parameter count (computed on meta tensors); see summary.py."""
+        from .summary import summary
+
+        return summary(self, **kwargs)
+
     def show_results(self, n: int = 9, **kwargs):
         from .plots import show_results
 

@@ -23,7 +23,7 @@ class TaskModel(nn.Module):
             torch._dynamo.maybe_mark_dynamic(x, 0)
         return self.head(self.backbone(x))
 
-    compiled_with = None  # set by hotstart.warmup.cache.compile_backbone
+    compiled_with = None  # set by hotstart.compile_cache.compile_backbone
 
 
 class SmallCNN(nn.Module):
@@ -85,11 +85,12 @@ def num_features(backbone: nn.Module, in_chans: int, size) -> int:
     n = getattr(backbone, "num_features", None)
     if isinstance(n, int) and n > 0:
         return n
-    was_training = backbone.training
-    backbone.eval()
-    with torch.no_grad():
-        out = backbone(torch.zeros(1, in_chans, *size))
-    backbone.train(was_training)
+    from ..tasks.checks import forward_failure, run_on_meta
+
+    try:  # on meta tensors: no activation memory, and a clear error if the input does not fit
+        out, _ = run_on_meta(backbone, (1, in_chans, *size))
+    except Exception as e:
+        raise forward_failure(e, (1, in_chans, *size), "an input of shape") from e
     if out.ndim != 2:
         raise ValueError(f"the backbone must return (batch, features); it returned shape {tuple(out.shape)}")
     return int(out.shape[1])

@@ -51,7 +51,7 @@ class _ImageClassification(SupervisedTask):
 
     def to_dict(self) -> dict:
         mean, std = self.stats
-        return {"kind": type(self).__name__, "blocks": [b.to_dict() for b in self.blocks],
+        return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
                 "size": list(self.size), "augment": self.augment, "mean": list(mean), "std": list(std)}
 
     @classmethod
