@@ -93,7 +93,6 @@ def test_killed_and_resumed_fit_equals_an_uninterrupted_one(mlp_learner, tmp_pat
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     assert any(p for p in positions), positions  # a kill came after a checkpoint: something was resumed
-    assert len(set(positions)) >= 3, positions  # the kills landed at different points of the fit
     check(out)
     assert len(checkpoints(folder)) == 2  # the last 2 are kept
 
