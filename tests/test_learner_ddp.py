@@ -85,3 +85,40 @@ def test_two_processes_on_digits(tmp_path, digits):
     one.fit_one_cycle(3, 1e-2)
     assert abs(one.history[-1]["accuracy"] - acc_ddp) <= 0.01, (one.history[-1]["accuracy"], acc_ddp)
     assert acc_ddp >= 0.9
+
+
+def test_sync_bn_on_cpu_is_a_clear_error(make_learner):
+    """torch's DDP refuses SyncBatchNorm on CPU modules with a bare ValueError deep in its setup;
+    hotstart says what to do before the model is wrapped."""
+    learner = make_learner(sync_bn=True)
+    learner.fit(1)  # one process: nothing to synchronize, sync_bn is ignored
+    learner = make_learner(sync_bn=True)
+    learner.backend.world_size = 2  # as a CPU run with 2 processes reports it
+    with pytest.raises(ValueError, match="sync_bn=True needs CUDA"):
+        learner.fit(1)
+
+
+def test_torchrun_environment_sizes_the_run(monkeypatch):
+    """An unchanged script under torchrun (or SLURM) gets a Fabric of the launcher's size."""
+    from hotstart.learner.backend import launched_processes
+
+    for k in ("TORCHELASTIC_RUN_ID", "LOCAL_WORLD_SIZE", "WORLD_SIZE", "SLURM_NTASKS", "SLURM_JOB_NAME"):
+        monkeypatch.delenv(k, raising=False)
+    assert launched_processes() is None
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "x")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    assert launched_processes() == (2, 2)
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "1")
+    assert launched_processes() is None
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID")
+    monkeypatch.delenv("WORLD_SIZE")
+    monkeypatch.delenv("LOCAL_WORLD_SIZE")
+    monkeypatch.setenv("SLURM_NTASKS", "8")
+    monkeypatch.setenv("SLURM_NTASKS_PER_NODE", "4")
+    monkeypatch.setenv("SLURM_NNODES", "2")
+    monkeypatch.setenv("SLURM_JOB_NAME", "train")
+    assert launched_processes() == (4, 2)
+    monkeypatch.setenv("SLURM_JOB_NAME", "bash")  # an interactive allocation: not launched by srun for us
+    assert launched_processes() is None
