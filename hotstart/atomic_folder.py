@@ -46,7 +46,7 @@ def write_folder(path, files: dict[str, bytes]) -> Path:
     earlier write of the same set left): anything else there would be deleted with it, so that
     raises `FileExistsError` instead.
     """
-    path = Path(path)
+    path = Path(os.path.abspath(path))  # "." or "model/" get a real name and parent
     parent = path.parent
     parent.mkdir(parents=True, exist_ok=True)
     with _writers_take_turns(parent):
@@ -143,7 +143,10 @@ def _recover(path: Path, files) -> None:
 
 def _check_replaceable(path: Path, files) -> int:
     """The mode the new folder gets; refuse a target that is not a folder we may replace."""
-    if path.is_symlink() or (path.exists() and not path.is_dir()):
+    if path.is_symlink():  # swapping would replace the link, not the folder it points to
+        raise FileExistsError(f"{path} is a symbolic link: save into the folder it points to "
+                              f"({os.path.realpath(path)})")
+    if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is not a folder: cannot save a folder there")
     if not path.exists():
         return 0o777 & ~_umask()
@@ -182,7 +185,10 @@ def _writers_take_turns(parent: Path):
         return
     fd = os.open(parent, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without locks (some network mounts): write unlocked
+            pass
         yield
     finally:
         os.close(fd)  # closing releases the lock

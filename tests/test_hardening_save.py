@@ -8,6 +8,7 @@ and its weights, never one model's weights beside the other's task, and never no
 import json
 import os
 import random
+import select
 import shutil
 import signal
 import stat
@@ -90,21 +91,31 @@ def test_killed_at_random_moments_leaves_old_or_new(two_models, tmp_path, umask_
     for _ in range(3):
         b.save(folder)
     one_save = (time.perf_counter() - t0) / 3
+    a.save(folder)
+    done_r, done_w = os.pipe()  # the child writes a byte after each finished save
 
     def save_forever():
+        os.close(done_r)
         while True:
             for m in (b, a):
                 m.save(folder)
+                os.write(done_w, b".")
 
     rng = random.Random(0)
     seen = set()
     for _ in range(32):
         pid = _fork(save_forever)
-        time.sleep(rng.uniform(0, 4 * one_save))
+        for _ in range(rng.randrange(3)):  # let it finish 0, 1 or 2 saves (a, b or a committed) ...
+            assert os.read(done_r, 1) == b"."
+        time.sleep(rng.uniform(0, 1.5 * one_save))  # ... then kill it at a random point of the next
         os.kill(pid, signal.SIGKILL)
         status = _wait(pid)
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, "the saving child failed"
+        while select.select([done_r], [], [], 0)[0]:  # saves it finished after we stopped counting
+            os.read(done_r, 1)
         seen.add(_which(folder, two_models))
+    os.close(done_r)
+    os.close(done_w)
     assert seen == {0, 1}
 
     b.save(folder)  # the next save finishes what the killed ones left, and removes their leftovers
@@ -158,6 +169,26 @@ def test_killed_at_each_step_of_the_swap(two_models, tmp_path, umask_022, k, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
     assert _which(folder, two_models) == 0
     _assert_modes(folder)
+
+
+def test_loading_while_another_process_saves(two_models, tmp_path):
+    """A reader never sees a mix, even in the middle of a swap (it reads through one folder handle)."""
+    a, b = two_models
+    folder = tmp_path / "model"
+    a.save(folder)
+
+    def save_forever():
+        while True:
+            for m in (b, a):
+                m.save(folder)
+
+    pid = _fork(save_forever)
+    try:
+        seen = [_which(folder, two_models) for _ in range(20)]
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        _wait(pid)
+    assert set(seen) <= {0, 1}
 
 
 def test_save_refuses_a_folder_with_other_files(two_models, tmp_path):

@@ -17,6 +17,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..errors import UsageError
+
 BUNDLE_README = """# {name}: a hotstart model that runs without torch
 
 Files: `model.onnx` (the model; its task, classes and preprocessing are in its metadata) and
@@ -69,12 +71,12 @@ def run(args) -> int:
     from ..learner import load_learner
 
     if args.out is None and args.bundle is None:
-        raise ValueError("export: pass --out FILE (and/or --bundle DIR)")
+        raise UsageError("export: pass --out FILE (and/or --bundle DIR)")
     fmt = args.format or ("pt2" if args.out and args.out.lower().endswith(".pt2") else "onnx")
     if args.bundle is not None and fmt != "onnx":
-        raise ValueError(f"export: --bundle holds an ONNX model; drop --format {fmt}")
+        raise UsageError(f"export: --bundle holds an ONNX model; drop --format {fmt}")
     if args.vendor is not None and fmt != "web":
-        raise ValueError("export: --vendor is for --format web")
+        raise UsageError("export: --vendor is for --format web")
     extra = {"vendor": args.vendor} if fmt == "web" else {}
     folder = model_folder(args.model_dir)
     data = _data_for(args, folder) if args.quantize else None
@@ -103,7 +105,7 @@ def _data_for(args, folder: Path):
                                                    label_sep=None))
     classes = read_meta(folder)["task"]["blocks"][1].get("classes")
     if classes is not None and list(blocks[1].classes) != list(classes):
-        raise ValueError(f"export: the data ({name}) has classes {list(blocks[1].classes)[:10]}, the model "
+        raise UsageError(f"export: the data ({name}) has classes {list(blocks[1].classes)[:10]}, the model "
                          f"{list(classes)[:10]}: pass the training data with --data")
     return data
 

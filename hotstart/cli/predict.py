@@ -15,6 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..errors import UsageError
+
 
 def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("predict", help="predict images with a saved model, an .onnx or a .pt2 file",
@@ -30,7 +32,7 @@ def run(args) -> int:
     from .. import predictor as P
 
     if args.top_k < 1:
-        raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
+        raise UsageError(f"--top-k must be at least 1, got {args.top_k}")
     path = Path(args.model)
     if path.suffix.lower() == ".onnx":
         model = P.Predictor.load(path)  # no torch on this path

@@ -70,6 +70,7 @@ def _positive_int(text: str) -> int:
 
 def load_data(args):
     from .. import datasets
+    from ..errors import UsageError
 
     if args.path is None:
         data, blocks = datasets.load("digits")
@@ -83,7 +84,7 @@ def load_data(args):
         data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep,
                                            allow_outside=getattr(args, "allow_outside", False))
     else:
-        raise ValueError(f"{path}: expected a folder of class folders or a .csv table")
+        raise UsageError(f"{path}: expected a folder of class folders or a .csv table")
     return data, blocks, str(path)
 
 

@@ -50,13 +50,14 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import atomic_write_bytes
+from ..errors import HotstartError
 from .metadata import task_metadata
 
 INPUT_NAME, OUTPUT_NAME = "input", "logits"
 _TWO_GB = 2 * 1024 ** 3
 
 
-class ExportError(RuntimeError):
+class ExportError(HotstartError, RuntimeError):
     """A model that could not be exported, or whose export does not compute what torch computes."""
 
 

@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..atomic_folder import write_folder
+from ..errors import HotstartError
 
 FORMAT = "hotstart.web/1"
 ORT_WEB_VERSION = "1.30.0"
@@ -42,7 +43,7 @@ CDN_BASE = f"https://cdn.jsdelivr.net/npm/onnxruntime-web@{ORT_WEB_VERSION}/dist
 PAGE_KEYS = ("kind", "classes", "size", "channels", "image_mode", "mean", "std", "activation")
 
 
-class WebExportError(ValueError):
+class WebExportError(HotstartError, ValueError):
     """The web folder cannot be written as asked (bad vendor folder, a folder that isn't ours)."""
 
 

@@ -61,7 +61,9 @@ def build_backbone(backbone, *, in_chans: int, size, pretrained: bool = False) -
 
         if not timm.is_model(backbone):
             close = timm.list_models(f"*{backbone.split('_')[0]}*")[:8]
-            raise ValueError(f"backbone {backbone!r} is not a timm model name; similar: {close}")
+            from ..errors import UsageError
+
+            raise UsageError(f"backbone {backbone!r} is not a timm model name; similar: {close}")
         net = timm.create_model(backbone, pretrained=pretrained, num_classes=0, in_chans=in_chans)
         return net, {"kind": "timm", "name": backbone, "in_chans": in_chans}
     if isinstance(backbone, nn.Module):

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import HotstartError
+
 _ADAPTIVE_POOLS = ("AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d")
 
 
-class ModelTaskMismatch(ValueError):
+class ModelTaskMismatch(HotstartError, ValueError):
     """The model cannot serve the task: the message says which and what to change."""
 
 

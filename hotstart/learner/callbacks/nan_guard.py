@@ -1,7 +1,7 @@
 """`NonFiniteGuard`: stop a fit that diverges, and leave a model that still works.
 
 Checked at every training batch, before the optimizer step:
-- the loss must be finite;
+- the loss must be finite (in validation too);
 - the buffers (BatchNorm's running statistics) must be finite: a diverging fit can overflow
   them while the loss is still finite (in training, BatchNorm normalizes with the batch's own
   statistics), and the model would only fail later, in validation or after it was saved;
@@ -9,12 +9,17 @@ Checked at every training batch, before the optimizer step:
   scaled at that point, and an infinite one is what the GradScaler handles, by skipping the step
   and lowering the scale. The guard then stops only when the scaler gives up: its scale has
   fallen below `min_scale` (every step for a long while was skipped).
-After the step, the parameters must be finite (an update can overflow with finite gradients).
 
-On a failure before the step, the buffers are put back as they were before the batch, so the
-model is exactly the one from before the batch: finite parameters and buffers. A failure after
-the step cannot be undone (that would mean copying every weight at every step); the error says
-so. Either way `Learner.save` refuses a model with non-finite parameters or buffers.
+When it stops, the model it leaves works (finite outputs in eval mode):
+- first the buffers are put back as they were before the batch; if the model then gives finite
+  outputs on the last batch that trained well, the failing batch was the problem (bad data)
+  and the model is the one from before it;
+- otherwise training diverged (weights grown so large that eval-mode outputs overflow, or made
+  non-finite by a step): the model is put back to its state at the end of the last epoch that
+  validated (or at the start of the fit), which the guard keeps on the CPU (one copy of the
+  state per epoch), and the optimizer, whose moments belong to the diverged weights, is dropped
+  (the next fit makes a new one).
+`Learner.save` refuses a model with non-finite parameters or buffers all the same.
 """
 from __future__ import annotations
 
@@ -83,16 +88,16 @@ class NonFiniteGuard(Callback):
         loss = float(self.learner.loss.detach())
         if not math.isfinite(loss):
             self._stop(f"loss is {loss}")
-        if self.learner.training and not _all_finite(b for b, _ in self._buffers or ()):
-            self._stop("buffers (e.g. BatchNorm's running statistics) became NaN or infinite")
 
     def after_backward(self):
+        buffers = [b for b, _ in self._buffers or ()]
         scaler = self._scaler()
         self._scale = scaler.get_scale() if scaler is not None else None
-        if scaler is not None:
-            return  # scaled gradients: an infinite one makes the scaler skip the step (after_step)
-        grads = [p.grad for p in self.learner.model.parameters() if p.grad is not None]
-        if not _all_finite(grads):
+        # scaled gradients (fp16): an infinite one makes the scaler skip the step (see after_step)
+        grads = [] if scaler is not None else [p.grad for p in self.learner.model.parameters() if p.grad is not None]
+        if not _all_finite(buffers + grads):  # one check (one device sync) for both
+            if not _all_finite(buffers):
+                self._stop("buffers (e.g. BatchNorm's running statistics) became NaN or infinite")
             self._stop("gradients are not finite")
 
     def after_step(self):
@@ -102,16 +107,16 @@ class NonFiniteGuard(Callback):
             if scale < self._scale and scale < self.min_scale:
                 self._stop(f"the GradScaler gave up: gradients stayed infinite or NaN while its scale fell to "
                            f"{scale:.3g} (below {self.min_scale:.3g})")
-        if not _all_finite(self.learner.model.parameters()):
-            self._stop("the weights became NaN or infinite in the optimizer step", stepped=True)
+        # Weights that the step made non-finite show up as the next batch's non-finite loss (or
+        # the validation's), and `_works` then finds the model broken: no extra check per step.
         self._last_xb = self.learner.xb  # a batch the model took without failing: the test in _works
 
     # --- stopping with a working model ------------------------------------------------------
-    def _stop(self, what: str, stepped: bool = False):
+    def _stop(self, what: str):
         learner = self.learner
         phase = "training" if learner.training else "validation"
         where = f"at epoch {learner.epoch}, {phase} batch {learner.iter}"
-        if learner.training and not stepped and self._buffers:
+        if learner.training and self._buffers:
             with torch.no_grad():
                 for buf, saved in self._buffers:
                     buf.copy_(saved)
@@ -123,7 +128,11 @@ class NonFiniteGuard(Callback):
         if self._good is not None:
             good, when = self._good
             learner._task_model().load_state_dict(good)
-            state = f"the model was put back to its state {when} (the one after it does not work)"
+            # the optimizer's state (Adam's moments) belongs to the diverged weights: the next fit
+            # starts a new one (fit rebuilds a missing optimizer)
+            learner.opt = None
+            state = (f"the model was put back to its state {when} (the one after it does not work); "
+                     f"the next fit starts with a new optimizer")
         else:
             state = "the model does not work (it cannot be saved): load one saved before"
         raise NonFiniteLossError(f"{what} {where}; training diverged, fitting stopped and {state}. "
