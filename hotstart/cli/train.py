@@ -3,6 +3,7 @@
     python -m hotstart train                          # the built-in digits, small CNN, 32x32
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
     python -m hotstart train table.csv --path-col file --label-col tags --label-sep " "
+    python -m hotstart train table.csv --task tabular --target price    # a table's own columns
     python -m hotstart train --devices 2 --checkpoint-dir runs/ckpt   # 2 processes (DDP), checkpoints
     python -m hotstart train --devices 2 --resume runs/ckpt           # continue after a kill
 
@@ -36,6 +37,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
     t.add_argument("--allow-outside", action="store_true",
                    help="CSV: allow absolute paths and paths outside the table's folder")
+    t.add_argument("--task", choices=["image", "tabular"], default=None,
+                   help="image (default) or tabular: predict a CSV column from the others (see --target)")
+    t.add_argument("--target", default=None,
+                   help="tabular: the column to predict (implies --task tabular); without PATH, the built-in penguins")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
     t.add_argument("--devices", type=_positive_int, default=None,
@@ -89,6 +94,10 @@ def load_data(args):
 
 
 def run(args) -> int:
+    if getattr(args, "task", None) == "tabular" or (getattr(args, "task", None) is None and getattr(args, "target", None)):
+        from .train_tabular import run_tabular
+
+        return run_tabular(args)
     from ..blocks import LabelMulti
     from ..learner import tasklearner
     from ..tasks import ImageClassificationMulti, ImageClassificationSingle
