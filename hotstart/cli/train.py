@@ -32,6 +32,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--path-col", default="path", help="CSV: column with image paths")
     t.add_argument("--label-col", default="label", help="CSV: column with labels")
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
+    t.add_argument("--allow-outside", action="store_true",
+                   help="CSV: allow absolute paths and paths outside the table's folder")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
     return t
@@ -49,6 +51,7 @@ def _positive_int(text: str) -> int:
 
 def load_data(args):
     from .. import datasets
+    from ..errors import UsageError
 
     if args.path is None:
         data, blocks = datasets.load("digits")
@@ -59,9 +62,10 @@ def load_data(args):
     if path.is_dir():
         data, blocks = datasets.ImageFolders(path)
     elif path.suffix.lower() in (".csv", ".tsv"):
-        data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep)
+        data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep,
+                                           allow_outside=getattr(args, "allow_outside", False))
     else:
-        raise ValueError(f"{path}: expected a folder of class folders or a .csv table")
+        raise UsageError(f"{path}: expected a folder of class folders or a .csv table")
     return data, blocks, str(path)
 
 

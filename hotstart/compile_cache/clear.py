@@ -14,13 +14,14 @@ from pathlib import Path
 
 from .cache import cache_dir
 from .manifest import FORMAT, LOCK, MANIFEST
+from ..errors import HotstartError
 
 INDUCTOR = "inductor"
 # what Inductor / AOTAutograd / Triton create in TORCHINDUCTOR_CACHE_DIR
 _INDUCTOR_MARKS = {"fxgraph", "aotautograd", "locks", "triton", "cache", "gcc", "precompiled_headers"}
 
 
-class NotACompileCache(ValueError):
+class NotACompileCache(HotstartError, ValueError):
     """The folder given to `clear` does not look like a hotstart compile cache."""
 
 
