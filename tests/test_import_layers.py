@@ -59,13 +59,19 @@ def _unit(module: str, top: str) -> str | None:
 def unit_graph(root: Path) -> dict[str, set[str]]:
     """unit -> the other units it imports (anywhere in its code)."""
     edges: dict[str, set[str]] = {}
-    for path in sorted(root.rglob("*.py")):
+    paths = sorted(root.rglob("*.py"))
+    modules = {_module_name(p, root)[0] for p in paths}
+    for path in paths:
         module, package = _module_name(path, root)
         me = _unit(module, root.name)
         if me is None:
             continue
         edges.setdefault(me, set())
         for name in _imported_names(ast.parse(path.read_text(encoding="utf-8"), str(path)), package):
+            if name not in modules and name.rsplit(".", 1)[0] not in modules:
+                continue  # not one of ours
+            if name.count(".") == 1 and name not in modules:
+                continue  # `from hotstart import __version__`: a name of the root package, not a unit
             other = _unit(name, root.name)
             if other is not None and other != me:
                 edges[me].add(other)
