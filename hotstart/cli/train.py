@@ -3,6 +3,9 @@
     python -m hotstart train                          # the built-in digits, small CNN, 32x32
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
     python -m hotstart train table.csv --path-col file --label-col tags --label-sep " "
+    python -m hotstart train table.csv --task tabular --target price    # a table's own columns
+    python -m hotstart train --devices 2 --checkpoint-dir runs/ckpt   # 2 processes (DDP), checkpoints
+    python -m hotstart train --devices 2 --resume runs/ckpt           # continue after a kill
 
 PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
 The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
@@ -34,9 +37,30 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
     t.add_argument("--allow-outside", action="store_true",
                    help="CSV: allow absolute paths and paths outside the table's folder")
+    t.add_argument("--task", choices=["image", "tabular"], default=None,
+                   help="image (default) or tabular: predict a CSV column from the others (see --target)")
+    t.add_argument("--target", default=None,
+                   help="tabular: the column to predict (implies --task tabular); without PATH, the built-in penguins")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
+    t.add_argument("--devices", type=_positive_int, default=None,
+                   help="processes (one per GPU, or CPU processes) for data parallel training; under torchrun or "
+                        "SLURM the launcher's count is used")
+    t.add_argument("--strategy", default=None, help="Lightning Fabric strategy (default: ddp with --devices > 1)")
+    t.add_argument("--accumulate", type=_positive_int, default=1, help="batches per optimizer step")
+    t.add_argument("--checkpoint-dir", default=None, help="write a checkpoint here at the end of every epoch")
+    t.add_argument("--checkpoint-every", type=_positive_int, default=None,
+                   help="also write a checkpoint every N optimizer steps")
+    t.add_argument("--resume", default=None, metavar="DIR",
+                   help="continue from the last complete checkpoint in DIR (and keep checkpointing there)")
     return t
+
+
+def _first_process() -> bool:
+    """Before the learner exists: is this the first process (rank 0, or the only one)?"""
+    import os
+
+    return all(os.environ.get(k, "0") == "0" for k in ("RANK", "LOCAL_RANK", "SLURM_PROCID"))
 
 
 def _positive_int(text: str) -> int:
@@ -70,6 +94,10 @@ def load_data(args):
 
 
 def run(args) -> int:
+    if getattr(args, "task", None) == "tabular" or (getattr(args, "task", None) is None and getattr(args, "target", None)):
+        from .train_tabular import run_tabular
+
+        return run_tabular(args)
     from ..blocks import LabelMulti
     from ..learner import tasklearner
     from ..tasks import ImageClassificationMulti, ImageClassificationSingle
@@ -80,15 +108,22 @@ def run(args) -> int:
     augment = {"flip": 0.0} if (digits or args.no_flip) else True
     task_cls = ImageClassificationMulti if isinstance(blocks[1], LabelMulti) else ImageClassificationSingle
     task = task_cls(blocks, size=size, augment=augment)
-    print(f"data: {name}, {len(data[0])} samples, {len(task.classes)} classes; task:")
-    task.describe()
+    if _first_process():
+        print(f"data: {name}, {len(data[0])} samples, {len(task.classes)} classes; task:")
+        task.describe()
     learner = tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
                           batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
-                          num_workers=args.workers, progress=not args.no_progress)
+                          num_workers=args.workers, progress=not args.no_progress,
+                          devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))
     lr = args.lr if args.lr is not None else (3e-3 if args.backbone is None else 1e-3)
-    learner.fit_one_cycle(args.epochs, lr)
+    resume = getattr(args, "resume", None)
+    learner.fit_one_cycle(args.epochs, lr, accumulate=getattr(args, "accumulate", 1),
+                          checkpoint_dir=getattr(args, "checkpoint_dir", None) or resume,
+                          checkpoint_every=getattr(args, "checkpoint_every", None), resume=resume)
     out = Path(args.out)
-    learner.save(out / "model")
+    learner.save(out / "model")  # the first process writes, the others wait
+    if not learner.backend.is_global_zero:
+        return 0
     write_history(learner.history, out / "history.csv")
     fig = learner.plot_loss()
     fig.savefig(out / "loss.png", dpi=100)
