@@ -19,7 +19,8 @@ class TaskModel(nn.Module):
 
     def forward(self, x):
         if self.compiled_with is not None and x.shape[0] > 1:
-            # one compiled graph, cached once, for every batch size (train, last valid batch, ...)
+            # a dynamic batch dimension: the cached graphs serve every batch size (train, last valid
+            # batch, ...); see hotstart/compile_cache/compile.py for the guards that remain
             torch._dynamo.maybe_mark_dynamic(x, 0)
         return self.head(self.backbone(x))
 
