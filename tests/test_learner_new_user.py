@@ -157,3 +157,30 @@ def test_pretrained_weights_from_the_local_cache_need_no_network(digits_task, em
     torch.testing.assert_close(net.conv1[0].weight, state["conv1.0.weight"].sum(1, keepdim=True))
     mean, std = learner.task.stats  # the pretrained stats, averaged for one channel
     assert np.allclose(mean, [np.mean([0.485, 0.456, 0.406])]) and len(std) == 1
+
+
+# --- data loading speed: one intra-op thread per batch, restored afterwards ---------------------
+
+def test_batches_are_encoded_with_one_thread_and_the_setting_is_restored(digits_task, monkeypatch):
+    from hotstart.learner.data import TaskDataset
+
+    data, task = digits_task
+    ds = TaskDataset(task, data, "training", seed=3)
+    seen = []
+    real_getitem = TaskDataset.__getitem__
+
+    def spy(self, i):
+        seen.append(torch.get_num_threads())
+        return real_getitem(self, i)
+
+    monkeypatch.setattr(TaskDataset, "__getitem__", spy)
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        batch = ds.__getitems__([4, 1, 7])
+        assert torch.get_num_threads() == 2 and seen == [1, 1, 1]
+    finally:
+        torch.set_num_threads(saved)
+    for (x, y), i in zip(batch, [4, 1, 7]):  # the same samples as one at a time
+        x1, y1 = real_getitem(ds, i)
+        assert torch.equal(x, x1) and torch.equal(y, y1)
