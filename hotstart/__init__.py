@@ -37,7 +37,7 @@ _LAZY = {
     "ToDevice": "hotstart.learner",
     "callbacks": "hotstart.learner",
 }
-_SUBMODULES = {"blocks", "encodings", "tasks", "datasets", "learner", "metrics", "warmup"}
+_SUBMODULES = {"blocks", "encodings", "tasks", "datasets", "learner", "metrics", "warmup", "compile_cache"}
 
 __all__ = sorted(_LAZY) + sorted(_SUBMODULES)
 

@@ -41,6 +41,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--path-col", default="path", help="CSV: column with image paths")
     t.add_argument("--label-col", default="label", help="CSV: column with labels")
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
+    t.add_argument("--allow-outside", action="store_true",
+                   help="CSV: allow absolute paths and paths outside the table's folder")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--compile", choices=list(_COMPILE), default="auto",
                    help="torch.compile the backbone: auto (default) compiles only where it pays and the "
@@ -66,6 +68,7 @@ def _positive_int(text: str) -> int:
 
 def load_data(args):
     from .. import datasets
+    from ..errors import UsageError
 
     if args.path is None:
         data, blocks = datasets.load("digits")
@@ -76,20 +79,15 @@ def load_data(args):
     if path.is_dir():
         data, blocks = datasets.ImageFolders(path)
     elif path.suffix.lower() in (".csv", ".tsv"):
-        data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep)
+        data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep,
+                                           allow_outside=getattr(args, "allow_outside", False))
     else:
-        raise ValueError(f"{path}: expected a folder of class folders or a .csv table")
+        raise UsageError(f"{path}: expected a folder of class folders or a .csv table")
     return data, blocks, str(path)
 
 
 def run(args) -> int:
-    from ..learner.pretrained import PretrainedWeightsUnavailable
-
-    try:
-        check_arguments(args)  # a misspelled backbone or no network for --pretrained: before any data
-    except PretrainedWeightsUnavailable as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    check_arguments(args)  # a misspelled backbone or no network for --pretrained: before any data
     learner = build_learner(args)
     lr = args.lr if args.lr is not None else (3e-3 if args.backbone is None else 1e-3)
     out = Path(args.out)

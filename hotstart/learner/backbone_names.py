@@ -9,21 +9,23 @@ from __future__ import annotations
 
 
 def check_backbone_name(name: str) -> None:
-    """Raise ValueError naming `name` and its close matches when timm has no such model."""
+    """Raise `UsageError` (a ValueError) naming `name` and its close matches when timm has no such model."""
     import timm
 
+    from ..errors import UsageError
+
     if ":" in name:  # "hf-hub:org/repo" would fetch its config from the network, and cannot be rebuilt offline
-        raise ValueError(f"backbone {name!r}: only timm's registered model names are supported (e.g. 'resnet18', "
+        raise UsageError(f"backbone {name!r}: only timm's registered model names are supported (e.g. 'resnet18', "
                          f"'resnet18.a1_in1k'), not {name.split(':', 1)[0]}: sources; pass backbone=<nn.Module> "
                          f"for any other model")
     arch, _, tag = name.partition(".")
     if not timm.is_model(arch):
-        raise ValueError(f"backbone {name!r} is not a timm model name{_did_you_mean(arch, timm.list_models())} "
+        raise UsageError(f"backbone {name!r} is not a timm model name{_did_you_mean(arch, timm.list_models())} "
                          f"(timm.list_models() lists them all)")
     if tag:
         tagged = timm.list_pretrained(f"{arch}.*")
         if name not in tagged:
-            raise ValueError(f"backbone {name!r}: timm has no pretrained tag {tag!r} for {arch!r}"
+            raise UsageError(f"backbone {name!r}: timm has no pretrained tag {tag!r} for {arch!r}"
                              f"{_did_you_mean(name, tagged)}; its tags: {tagged or 'none'}")
 
 

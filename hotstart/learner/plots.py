@@ -12,6 +12,9 @@ def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
 
     if learner.task is None:
         raise ValueError("show_results needs the learner's task")
+    if learner.valid_loader is None:
+        raise ValueError("show_results: this learner has no validation data (it was loaded for prediction only); "
+                         "load it with data (load_learner(path, data=...)) or use predict() on raw inputs")
     ds = learner.valid_loader.dataset
     n = min(n, len(ds))
     ds.epoch = 0

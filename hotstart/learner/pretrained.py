@@ -19,11 +19,13 @@ import threading
 import urllib.parse
 from pathlib import Path
 
+from ..errors import HotstartError
+
 PROBE_TIMEOUT_S = 3.0
 _TRUE = {"1", "ON", "YES", "TRUE"}
 
 
-class PretrainedWeightsUnavailable(RuntimeError):
+class PretrainedWeightsUnavailable(HotstartError, ConnectionError):
     """Pretrained weights are neither in the local cache nor downloadable (no network)."""
 
 
@@ -41,14 +43,16 @@ def locate_pretrained(name: str, *, timeout: float = PROBE_TIMEOUT_S) -> Path | 
     """The cached weights file of timm model `name`, or None when it can be downloaded now.
 
     Raises `PretrainedWeightsUnavailable` when the weights are not cached and the network is off
-    (``HF_HUB_OFFLINE``) or the host does not answer within `timeout` seconds; ValueError when timm
+    (``HF_HUB_OFFLINE``) or the host does not answer within `timeout` seconds; `UsageError` when timm
     has no pretrained weights for `name`. Reads nothing but the caches' folders.
     """
     import timm
 
+    from ..errors import UsageError
+
     cfg = timm.models.get_pretrained_cfg(name)
     if cfg is None or not (cfg.hf_hub_id or cfg.url or cfg.file or cfg.state_dict):
-        raise ValueError(f"timm has no pretrained weights for {name!r}; train it from scratch (pretrained=False)")
+        raise UsageError(f"timm has no pretrained weights for {name!r}; train it from scratch (pretrained=False)")
     if cfg.file or cfg.state_dict:  # a local source already: timm needs no network
         return None
     cached = _cached_file(cfg)
