@@ -9,6 +9,7 @@ from .encoded import ClassIndex, ImageTensor, OneHotTensor
 from .image import Image
 from .label import Label, LabelMulti
 from .spatial import Continuous, Keypoints, Mask
+from .table import TableRow, TableTensor
 
 __all__ = ["Block", "BlockValueError", "Image", "Label", "LabelMulti", "Mask", "Keypoints",
-           "Continuous", "ImageTensor", "ClassIndex", "OneHotTensor"]
+           "Continuous", "ImageTensor", "ClassIndex", "OneHotTensor", "TableRow", "TableTensor"]

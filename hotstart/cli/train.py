@@ -3,6 +3,7 @@
     python -m hotstart train                          # the built-in digits, small CNN, 32x32
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
     python -m hotstart train table.csv --path-col file --label-col tags --label-sep " "
+    python -m hotstart train table.csv --task tabular --target price    # a table's own columns
 
 PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
 The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
@@ -43,6 +44,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
     t.add_argument("--allow-outside", action="store_true",
                    help="CSV: allow absolute paths and paths outside the table's folder")
+    t.add_argument("--task", choices=["image", "tabular"], default=None,
+                   help="image (default) or tabular: predict a CSV column from the others (see --target)")
+    t.add_argument("--target", default=None,
+                   help="tabular: the column to predict (implies --task tabular); without PATH, the built-in penguins")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--compile", choices=list(_COMPILE), default="auto",
                    help="torch.compile the backbone: auto (default) compiles only where it pays and the "

@@ -25,6 +25,7 @@ from typing import Any, Callable
 from . import remote
 from .digits import load_digits
 from .download import data_dir, download, extract
+from .penguins import load_penguins
 from .errors import DatasetError
 
 __all__ = ["Entry", "Registry", "builtin_entries", "default_registry", "load", "catalog",
@@ -152,6 +153,12 @@ def builtin_entries() -> list[Entry]:
               source="UCI ML Repository, 'Optical Recognition of Handwritten Digits', "
                      "E. Alpaydin and C. Kaynak (1998), doi:10.24432/C50P49; as in sklearn.datasets.load_digits",
               license="CC BY 4.0", size="1,797 images, 10 classes, 46 KB"),
+        Entry("penguins", load_penguins,
+              description="Palmer penguins table: species, island, bill, flipper, body mass, sex, year; "
+                          "missing values; any column as the target (ships with hotstart, no download)",
+              source="A. M. Horst, A. P. Hill, K. B. Gorman, palmerpenguins (2020); data by K. Gorman and the "
+                     "Palmer Station LTER; Gorman, Williams, Fraser (2014), doi:10.1371/journal.pone.0090081",
+              license="CC0 1.0", size="344 rows, 8 columns, 15 KB"),
         Entry("imagenette2-160", remote.imagenette,
               description="10 easy ImageNet classes, shortest side 160 px; splits train / valid (val)",
               source="fast.ai, https://github.com/fastai/imagenette (images from ImageNet)",

@@ -3,6 +3,7 @@ from .base import Context, Encoding
 from .labels import MultiHot, OneHot
 from .preprocessing import IMAGENET_MEAN, IMAGENET_STD, ImagePreprocessing
 from .projective import ProjectiveTransforms
+from .tabular import TabularPreprocessing
 
 __all__ = ["Context", "Encoding", "OneHot", "MultiHot", "ImagePreprocessing", "ProjectiveTransforms",
-           "IMAGENET_MEAN", "IMAGENET_STD"]
+           "IMAGENET_MEAN", "IMAGENET_STD", "TabularPreprocessing"]

@@ -7,14 +7,21 @@ import torch
 
 
 def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
-    """A grid of validation inputs titled ``target / prediction`` (green when right)."""
-    import matplotlib.pyplot as plt
+    """A grid of validation inputs titled ``target / prediction`` (green when right).
 
+    For table tasks: a `ResultsTable` of validation rows with truth and prediction (see table_view.py).
+    """
     if learner.task is None:
         raise ValueError("show_results needs the learner's task")
+    from .table_view import is_table_task, show_table_results
+
+    if is_table_task(learner.task):
+        return show_table_results(learner, n)
     if learner.valid_loader is None:
         raise ValueError("show_results: this learner has no validation data (it was loaded for prediction only); "
                          "load it with data (load_learner(path, data=...)) or use predict() on raw inputs")
+    import matplotlib.pyplot as plt
+
     ds = learner.valid_loader.dataset
     n = min(n, len(ds))
     ds.epoch = 0

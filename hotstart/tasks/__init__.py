@@ -1,5 +1,7 @@
 """Tasks: blocks + encodings, from which head, loss, metrics and mocks follow."""
 from .base import SupervisedTask
 from .classification import ImageClassificationMulti, ImageClassificationSingle
+from .tabular import TabularClassificationSingle, TabularRegression
 
-__all__ = ["SupervisedTask", "ImageClassificationSingle", "ImageClassificationMulti"]
+__all__ = ["SupervisedTask", "ImageClassificationSingle", "ImageClassificationMulti", "TabularClassificationSingle",
+           "TabularRegression"]
