@@ -92,9 +92,14 @@ def load_data(args):
 
 
 def run(args) -> int:
-    check_arguments(args)  # a misspelled backbone or no network for --pretrained: before any data
-    learner = build_learner(args)
-    lr = args.lr if args.lr is not None else (3e-3 if args.backbone is None else 1e-3)
+    if getattr(args, "task", None) == "tabular" or (getattr(args, "task", None) is None and getattr(args, "target", None)):
+        from .train_tabular import DEFAULT_LR, build_tabular_learner
+
+        learner, default_lr = build_tabular_learner(args), DEFAULT_LR
+    else:
+        check_arguments(args)  # a misspelled backbone or no network for --pretrained: before any data
+        learner, default_lr = build_learner(args), (3e-3 if args.backbone is None else 1e-3)
+    lr = args.lr if args.lr is not None else default_lr
     out = Path(args.out)
     finished = _last_epoch_weights()
     try:
