@@ -4,6 +4,8 @@
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
     python -m hotstart train table.csv --path-col file --label-col tags --label-sep " "
     python -m hotstart train table.csv --task tabular --target price    # a table's own columns
+    python -m hotstart train --devices 2 --checkpoint-dir runs/ckpt   # 2 processes (DDP), checkpoints
+    python -m hotstart train --devices 2 --resume runs/ckpt           # continue after a kill
 
 PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
 The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
@@ -58,7 +60,24 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "when the output is not a terminal")
     t.add_argument("--quiet", "-q", action="store_true",
                    help="no progress bars, no epoch table, no task description: only the final summary")
+    t.add_argument("--devices", type=_positive_int, default=None,
+                   help="processes (one per GPU, or CPU processes) for data parallel training; under torchrun or "
+                        "SLURM the launcher's count is used")
+    t.add_argument("--strategy", default=None, help="Lightning Fabric strategy (default: ddp with --devices > 1)")
+    t.add_argument("--accumulate", type=_positive_int, default=1, help="batches per optimizer step")
+    t.add_argument("--checkpoint-dir", default=None, help="write a checkpoint here at the end of every epoch")
+    t.add_argument("--checkpoint-every", type=_positive_int, default=None,
+                   help="also write a checkpoint every N optimizer steps")
+    t.add_argument("--resume", default=None, metavar="DIR",
+                   help="continue from the last complete checkpoint in DIR (and keep checkpointing there)")
     return t
+
+
+def _first_process() -> bool:
+    """Before the learner exists: is this the first process (rank 0, or the only one)?"""
+    import os
+
+    return all(os.environ.get(k, "0") == "0" for k in ("RANK", "LOCAL_RANK", "SLURM_PROCID"))
 
 
 def _positive_int(text: str) -> int:
@@ -102,8 +121,11 @@ def run(args) -> int:
     lr = args.lr if args.lr is not None else default_lr
     out = Path(args.out)
     finished = _last_epoch_weights()
+    resume = getattr(args, "resume", None)
     try:
-        learner.fit_one_cycle(args.epochs, lr, callbacks=[finished])
+        learner.fit_one_cycle(args.epochs, lr, callbacks=[finished], accumulate=getattr(args, "accumulate", 1),
+                              checkpoint_dir=getattr(args, "checkpoint_dir", None) or resume,
+                              checkpoint_every=getattr(args, "checkpoint_every", None), resume=resume)
     except KeyboardInterrupt:
         if finished.state is None or finished.n_epochs == 0:
             print("interrupted before the first epoch finished: nothing written", file=sys.stderr)
@@ -114,6 +136,8 @@ def run(args) -> int:
               file=sys.stderr)
         raise
     written = write_outputs(learner, out)
+    if not learner.backend.is_global_zero:
+        return 0
     final = learner.history[-1]
     summary = ", ".join(f"{k} {v:.4f}" for k, v in final.items() if k not in ("epoch", "time"))
     print(f"done: {summary}\nwrote {', '.join(map(str, written))}")
@@ -143,14 +167,15 @@ def build_learner(args):
     augment = {"flip": 0.0} if (digits or args.no_flip) else True
     task_cls = ImageClassificationMulti if isinstance(blocks[1], LabelMulti) else ImageClassificationSingle
     task = task_cls(blocks, size=size, augment=augment)
-    if not args.quiet:
+    if not args.quiet and _first_process():
         print(f"data: {name}, {len(data[0])} samples, {len(task.classes)} classes; task:")
         task.describe()
     callbacks = [] if (args.quiet or not args.no_progress) else [_progress(bars=False)]
     return tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
                        batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
                        num_workers=args.workers, compile=_COMPILE[args.compile], callbacks=callbacks,
-                       progress=not (args.quiet or args.no_progress))
+                       progress=not (args.quiet or args.no_progress),
+                       devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))
 
 
 def _progress(**kwargs):
@@ -186,8 +211,11 @@ def _last_epoch_weights():
 
 
 def write_outputs(learner, out: Path) -> list[Path]:
-    """The model, history.csv and loss.png in `out` (each written atomically); their paths."""
+    """The model, history.csv and loss.png in `out` (each written atomically); their paths.
+    With several processes, all call this: the first writes, the others wait in `save`."""
     learner.save(out / "model")
+    if not learner.backend.is_global_zero:
+        return [out / "model"]
     write_history(learner.history, out / "history.csv")
     fig = learner.plot_loss()
     _save_figure(fig, out / "loss.png")

@@ -13,7 +13,9 @@ Which part of hotstart owns each argument (read this before adding one):
 | layers, ps, emb_drop   | learner/tabular_model.py| tables: MLP widths, dropouts, embedding dropout      |
 | compile                | learner/compiling.py    | torch.compile of the backbone (False, True, "auto")  |
 | device, precision,     | learner/backend.py      | plain CPU, or Lightning Fabric (GPU, mixed precision,|
-| ToDevice/ToGPU in cbs  |                         | multi-process)                                       |
+| devices, strategy,     |                         | multi-process: devices=2 re-launches the script,     |
+| num_nodes, sync_bn,    |                         | torchrun / SLURM detected; sync_bn converts          |
+| ToDevice/ToGPU in cbs  |                         | BatchNorm to SyncBatchNorm)                          |
 | optimizer, wd          | learner/optim.py        | AdamW (default), Adam, SGD or your callable          |
 | metrics                | learner/callbacks       | dict name -> metric (default: the task's)            |
 | callbacks, progress    | learner/callbacks       | events of the loop; progress bars and epoch table    |
@@ -33,7 +35,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
                 layers=None, ps=None, emb_drop=None,
                 validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
                 seed: int | None = None, num_workers: int = 0, compile=False, device=None, precision=None,
-                pretrained: bool = False, progress: bool = True, wd: float = 0.01, _model_config=None):
+                pretrained: bool = False, progress: bool = True, wd: float = 0.01, devices=None, strategy=None,
+                num_nodes=None, sync_bn: bool = False, _model_config=None):
     from .backend import make_backend
     from .compiling import maybe_compile
     from .data import TaskDataset, make_loader
@@ -86,9 +89,10 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
     backend = make_backend(
         accelerator=device or (dev.accelerator if dev else None),
-        devices=dev.devices if dev else None,
-        strategy=dev.strategy if dev else None,
+        devices=devices or (dev.devices if dev else None),
+        strategy=strategy or (dev.strategy if dev else None),
         precision=precision or (dev.precision if dev else None),
+        num_nodes=num_nodes,
     )
     model = maybe_compile(model, compile, task=task, backbone=backbone, size=size, batch_size=batch_size,
                           device=backend.device, precision=getattr(backend, "precision", None))
@@ -104,7 +108,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     user_cbs = [c for c in callbacks if not isinstance(c, ToDevice)]
     return Learner(model, train_loader, valid_loader, task.loss_fn(), optimizer=optimizer,
                    metrics=metrics if metrics is not None else task.metrics, callbacks=user_cbs, task=task,
-                   seed=seed, backend=backend, progress=progress, model_config=model_config, wd=wd)
+                   seed=seed, backend=backend, progress=progress, model_config=model_config, wd=wd,
+                   sync_bn=sync_bn)
 
 
 def _split(task, data, validdata, valid_pct, seed):
