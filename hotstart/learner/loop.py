@@ -385,7 +385,7 @@ class Learner:
         return getattr(m, "_orig_mod", m)
 
     def predict(self, raw_input) -> tuple[Any, torch.Tensor]:
-        """Decoded prediction and probabilities for one raw input (e.g. a PIL image)."""
+        """Decoded prediction and probabilities for one raw input (e.g. a PIL image, or an image file's path)."""
         from .inference import predict
 
         return predict(self, raw_input)
