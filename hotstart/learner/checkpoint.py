@@ -37,6 +37,7 @@ from pathlib import Path
 import torch
 
 from ..atomic import atomic_write_bytes
+from ..errors import SavedModelError, UsageError
 
 FORMAT = "hotstart.checkpoint/1"
 _NAME = re.compile(r"^ckpt-(\d+)-(\d+)-([01])$")
@@ -170,8 +171,7 @@ class Checkpointer:
             "train_iter": ln.train_iter, "opt_step": ln.opt_step,
             "sampler": {"seed": ln.fit_seed, "epoch": ln.epoch},
             "optimizer": opt_meta,
-            "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs,
-                         "sum": [rec._sum[True], rec._sum[False]], "n": [rec._n[True], rec._n[False]]},
+            "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs, **rec.running_sums()},
         }
         name = f"ckpt-{ln.fit_index:03d}-{ln.train_iter:09d}-{int(epoch_done)}"
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=self.folder))
@@ -209,11 +209,11 @@ class CheckpointState:
         """Model, optimizer, RNG, Recorder and position; returns the epoch to start from."""
         m = self.meta
         if int(m["n_epoch"]) != learner.n_epoch or int(m["accumulate"]) != learner.accumulate:
-            raise ValueError(f"cannot resume from {self.path}: it is a fit of {m['n_epoch']} epochs with "
+            raise UsageError(f"cannot resume from {self.path}: it is a fit of {m['n_epoch']} epochs with "
                              f"accumulate={m['accumulate']}, this fit has {learner.n_epoch} epochs with "
                              f"accumulate={learner.accumulate}")
         if int(m["total_steps"]) != learner.total_steps:
-            raise ValueError(f"cannot resume from {self.path}: it has {m['total_steps']} optimizer steps in all, "
+            raise UsageError(f"cannot resume from {self.path}: it has {m['total_steps']} optimizer steps in all, "
                              f"this fit {learner.total_steps} (a different batch size or dataset?)")
         learner._task_model().load_state_dict(self.model, strict=True)
         learner.opt.load_state_dict(_unflatten_optimizer(self.opt_tensors, m["optimizer"]))
@@ -236,14 +236,13 @@ class CheckpointState:
         m = self.meta
         done = int(m["batches_done"])
         if done:
-            rec = learner.recorder
-            rec._sum = {True: float(m["recorder"]["sum"][0]), False: float(m["recorder"]["sum"][1])}
-            rec._n = {True: int(m["recorder"]["n"][0]), False: int(m["recorder"]["n"][1])}
+            learner.recorder.set_running_sums(m["recorder"])
         learner._skip_batches = done
 
 
 def read_checkpoint(path) -> CheckpointState:
     """Read one checkpoint folder; a clear error naming the file if it is damaged."""
+    from safetensors import SafetensorError
     from safetensors.torch import load as st_load
 
     path = Path(path)
@@ -254,9 +253,9 @@ def read_checkpoint(path) -> CheckpointState:
         model = st_load((path / "model.safetensors").read_bytes())
         opt_tensors = st_load((path / "optimizer.safetensors").read_bytes())
     except (OSError, ValueError, KeyError) as e:
-        raise ValueError(f"checkpoint {path} cannot be read: {e}") from e
-    except Exception as e:  # safetensors raises its own SafetensorError on a damaged file
-        raise ValueError(f"checkpoint {path} cannot be read: {type(e).__name__}: {e}") from e
+        raise SavedModelError(f"checkpoint {path} cannot be read: {e}") from e
+    except SafetensorError as e:  # a damaged tensor file
+        raise SavedModelError(f"checkpoint {path} cannot be read: {type(e).__name__}: {e}") from e
     return CheckpointState(path, model, opt_tensors, meta)
 
 
@@ -269,5 +268,5 @@ def load_last(folder) -> CheckpointState | None:
         except ValueError as e:  # e.g. damaged on disk after it was written: fall back to the one before
             errors.append(str(e))
     if errors:
-        raise ValueError("no readable checkpoint in " + str(folder) + ": " + "; ".join(errors))
+        raise SavedModelError("no readable checkpoint in " + str(folder) + ": " + "; ".join(errors))
     return None

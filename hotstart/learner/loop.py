@@ -26,6 +26,7 @@ from typing import Any, Sequence
 
 import torch
 
+from ..errors import UsageError
 from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
@@ -114,7 +115,7 @@ class Learner:
         if not self._setup_done:
             if self.sync_bn and self.backend.world_size > 1:
                 if self.device.type != "cuda":  # torch's DDP refuses SyncBatchNorm on CPU
-                    raise ValueError("sync_bn=True needs CUDA devices: torch's SyncBatchNorm runs on GPUs only "
+                    raise UsageError("sync_bn=True needs CUDA devices: torch's SyncBatchNorm runs on GPUs only "
                                      f"(this run is on {self.device.type}); leave sync_bn off on CPU")
                 self.model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(self.model)
             self.model = self.backend.setup_module(self.model)
@@ -173,13 +174,13 @@ class Learner:
         epoch's first batches again without training on them (the order and augmentations come
         from the seed, so they are the same batches)."""
         if int(n_epoch) < 1:
-            raise ValueError(f"n_epoch must be at least 1, got {n_epoch!r}")
+            raise UsageError(f"n_epoch must be at least 1, got {n_epoch!r}")
         if int(accumulate) < 1:
-            raise ValueError(f"accumulate must be at least 1, got {accumulate!r}")
+            raise UsageError(f"accumulate must be at least 1, got {accumulate!r}")
         if checkpoint_every is not None and int(checkpoint_every) < 1:
-            raise ValueError(f"checkpoint_every must be at least 1, got {checkpoint_every!r}")
+            raise UsageError(f"checkpoint_every must be at least 1, got {checkpoint_every!r}")
         if self.train_loader is None:
-            raise ValueError("this learner has no data to fit on: pass data to tasklearner / load_learner")
+            raise UsageError("this learner has no data to fit on: pass data to tasklearner / load_learner")
         self._setup()
         state = None
         if resume is not None:
