@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from ..atomic import atomic_write_bytes
+from ..atomic import atomic_write_bytes, default_folder_mode, fsync_dir
 from ..errors import SavedModelError, UsageError
 
 FORMAT = "hotstart.checkpoint/1"
@@ -50,20 +50,6 @@ def checkpoints(folder) -> list[Path]:
         return []
     found = [(tuple(int(g) for g in m.groups()), p) for p in folder.iterdir() if (m := _NAME.match(p.name))]
     return [p for _, p in sorted(found)]
-
-
-def _sync_dir(path: Path) -> None:
-    """fsync a folder, so a rename in it survives a power cut (POSIX; a no-op where unsupported)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _remove(path: Path) -> None:
@@ -178,22 +164,16 @@ class Checkpointer:
         atomic_write_bytes(tmp / "model.safetensors", st_save(model, metadata={"format": FORMAT}))
         atomic_write_bytes(tmp / "optimizer.safetensors", st_save(opt_tensors, metadata={"format": FORMAT}))
         atomic_write_bytes(tmp / "state.json", json.dumps(state).encode())
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a checkpoint folder gets the usual mode
-        _sync_dir(tmp)
+        os.chmod(tmp, default_folder_mode())  # mkdtemp makes 0700; a checkpoint folder gets the usual mode
+        fsync_dir(tmp)
         final = self.folder / name
         if final.exists():  # the same position written again (a resumed run): replace it
             _remove(final)
         os.replace(tmp, final)
-        _sync_dir(self.folder)
+        fsync_dir(self.folder)
         for old in checkpoints(self.folder)[:-self.keep]:
             _remove(old)
         return final
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 # --- reading ------------------------------------------------------------------------------------
