@@ -140,7 +140,7 @@ class Checkpointer:
 
         ln = self.learner
         rec = ln.recorder
-        model = {k: v.detach().cpu().contiguous().clone() for k, v in ln._task_model().state_dict().items()}
+        model = {k: v.detach().cpu().contiguous().clone() for k, v in ln.task_model().state_dict().items()}
         opt_tensors, opt_meta = _flatten_optimizer(ln.opt.state_dict())
         opt_tensors["rng.cpu"] = torch.get_rng_state()
         from .rng import cuda_index
@@ -195,7 +195,7 @@ class CheckpointState:
         if int(m["total_steps"]) != learner.total_steps:
             raise UsageError(f"cannot resume from {self.path}: it has {m['total_steps']} optimizer steps in all, "
                              f"this fit {learner.total_steps} (a different batch size or dataset?)")
-        learner._task_model().load_state_dict(self.model, strict=True)
+        learner.task_model().load_state_dict(self.model, strict=True)
         learner.opt.load_state_dict(_unflatten_optimizer(self.opt_tensors, m["optimizer"]))
         torch.set_rng_state(self.opt_tensors["rng.cpu"])
         from .rng import cuda_index

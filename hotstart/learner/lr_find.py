@@ -73,7 +73,7 @@ def lr_find(learner, start_lr=1e-7, end_lr=10.0, num_it=100, beta=0.98, stop_div
     from .callbacks.nan_guard import NonFiniteLossError
 
     learner._setup()
-    model = learner._task_model()
+    model = learner.task_model()
     saved = copy.deepcopy(model.state_dict())
     was_training = model.training
     rec = learner.recorder
