@@ -19,11 +19,18 @@ def run_tabular(args) -> int:
     from ..blocks import Continuous
     from ..learner import tasklearner
     from ..tasks import TabularClassificationSingle, TabularRegression
+    from ..atomic import atomic_open
     from ..errors import UsageError
     from .train import write_history
 
     if not args.target:
         raise UsageError("--task tabular needs --target COLUMN (the column to predict)")
+    image_only = [flag for flag, given in (("--backbone", getattr(args, "backbone", None) is not None),
+                                           ("--pretrained", getattr(args, "pretrained", False)),
+                                           ("--size", getattr(args, "size", None) is not None)) if given]
+    if image_only:  # silently training something else than asked would be worse than refusing
+        raise UsageError(f"{', '.join(image_only)} apply to image tasks only; a table model is an MLP "
+                         f"(leave {'them' if len(image_only) > 1 else 'it'} out with --task tabular)")
     if args.path is None:
         data, blocks = datasets.load("penguins", target=args.target)
         name = "penguins"
@@ -40,12 +47,20 @@ def run_tabular(args) -> int:
     print(f"data: {name}, {len(data[0])} rows with a target; target {args.target!r} ({kind}); "
           f"categorical {row.categorical}; continuous {row.continuous}")
     learner = tasklearner(task, data, batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
-                          num_workers=args.workers, progress=not args.no_progress)
-    learner.fit_one_cycle(args.epochs, args.lr if args.lr is not None else DEFAULT_LR)
+                          num_workers=args.workers, progress=not args.no_progress,
+                          devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))
+    resume = getattr(args, "resume", None)  # the same scale-out and resume options as for images
+    learner.fit_one_cycle(args.epochs, args.lr if args.lr is not None else DEFAULT_LR,
+                          accumulate=getattr(args, "accumulate", 1),
+                          checkpoint_dir=getattr(args, "checkpoint_dir", None) or resume,
+                          checkpoint_every=getattr(args, "checkpoint_every", None), resume=resume)
     out = Path(args.out)
-    learner.save(out / "model")
+    learner.save(out / "model")  # the first process writes, the others wait
+    if not learner.backend.is_global_zero:
+        return 0
     write_history(learner.history, out / "history.csv")
-    learner.plot_loss().savefig(out / "loss.png", dpi=100)
+    with atomic_open(out / "loss.png") as f:  # a reader never sees half a PNG
+        learner.plot_loss().savefig(f, format="png", dpi=100)
     final = learner.history[-1]
     summary = ", ".join(f"{k} {v:.4f}" for k, v in final.items() if k not in ("epoch", "time"))
     print(f"done: {summary}\nwrote {out / 'model'}, {out / 'history.csv'}, {out / 'loss.png'}")
