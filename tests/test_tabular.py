@@ -250,8 +250,13 @@ def test_species_accuracy_predict_save_load(species, tmp_path):
         loaded.predict({k: v for k, v in ODD_ROW.items() if k != "sex"})
 
 
-def test_show_results_is_a_table_of_rows(species):
+def test_show_results_is_a_table_of_rows(species, tmp_path):
+    from hotstart.errors import UsageError
+
     learner, _ = species
+    learner.save(tmp_path / "m")
+    with pytest.raises(UsageError, match="no validation data"):  # loaded for prediction only
+        load_learner(tmp_path / "m", progress=False).show_results(4)
     table = learner.show_results(4)
     assert table.columns[-3:] == ["truth", "prediction", "probability"] and len(table) == 4
     assert table.columns[:3] == ["island", "sex", "year"]
