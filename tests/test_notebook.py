@@ -72,3 +72,35 @@ def test_tabular_notebook_runs(tmp_path, monkeypatch):
     assert "species: validation accuracy" in text and "least squares: RMSE" in text
     assert "the loaded model predicts" in text and "<table>" in text  # show_results as an HTML table
     assert not list(tmp_path.iterdir())
+
+
+DEPLOY_NOTEBOOK = NOTEBOOK.parent / "deploy.ipynb"
+
+
+def test_deploy_notebook_is_committed_clean():
+    nb = nbformat.read(DEPLOY_NOTEBOOK, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(not c.outputs and c.execution_count is None for c in code)
+    assert sum(c.cell_type == "markdown" for c in nb.cells) >= 5
+
+
+@pytest.mark.slow
+def test_deploy_notebook_runs(tmp_path, monkeypatch):
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    nb = nbformat.read(DEPLOY_NOTEBOOK, as_version=4)
+    NotebookClient(nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("output_type") == "error"]
+    assert not errors
+    text = _outputs_text(nb)
+    assert "caught: the model outputs (7,) per sample" in text
+    assert "Total params:" in text
+    assert "largest difference from torch" in text
+    assert "labels equal learner.predict on 359/359 validation images" in text
+    assert "valid accuracy int8" in text and "size ratio" in text
+    assert "img1.png: " in text and "img2.png: " in text
+    assert not list(tmp_path.iterdir())
