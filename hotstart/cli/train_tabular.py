@@ -28,6 +28,12 @@ def build_tabular_learner(args):
 
     if not args.target:
         raise UsageError("--task tabular needs --target COLUMN (the column to predict)")
+    image_only = [flag for flag, given in (("--backbone", getattr(args, "backbone", None) is not None),
+                                           ("--pretrained", getattr(args, "pretrained", False)),
+                                           ("--size", getattr(args, "size", None) is not None)) if given]
+    if image_only:  # silently training something else than asked would be worse than refusing
+        raise UsageError(f"{', '.join(image_only)} apply to image tasks only; a table model is an MLP "
+                         f"(leave {'them' if len(image_only) > 1 else 'it'} out with --task tabular)")
     if args.path is None:
         data, blocks = datasets.load("penguins", target=args.target)
         name = "penguins"
@@ -46,4 +52,5 @@ def build_tabular_learner(args):
               f"categorical {row.categorical}; continuous {row.continuous}")
     callbacks = [] if (args.quiet or not args.no_progress) else [_progress(bars=False)]
     return tasklearner(task, data, batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
-                       num_workers=args.workers, callbacks=callbacks, progress=not (args.quiet or args.no_progress))
+                       num_workers=args.workers, callbacks=callbacks, progress=not (args.quiet or args.no_progress),
+                       devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))

@@ -14,6 +14,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from ..datasets.containers import source_index
+from ..errors import UsageError
 from .rng import derive_seed, torch_generator
 
 
@@ -65,7 +66,7 @@ def make_loader(dataset: TaskDataset, *, batch_size: int, train: bool, num_worke
     no size-1 batch for BatchNorm) unless the set is smaller than one batch. Validation: neither."""
     n = len(dataset)
     if n == 0:
-        raise ValueError(f"the {'training' if train else 'validation'} set is empty")
+        raise UsageError(f"the {'training' if train else 'validation'} set is empty")
     return DataLoader(
         dataset,
         batch_size=batch_size,
