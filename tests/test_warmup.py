@@ -22,6 +22,10 @@ FIXTURES = "tests.warmup_fixtures.userpkg_warm"
 def _env():
     env = dict(os.environ)
     env["PYTHONPATH"] = str(HERE.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    # Inductor generates CPU kernels for the thread count, and it is part of their cache key: the
+    # warmup and the later compiled fit (which pins one thread to stay fast) must use the same one,
+    # as they do for a user whose runs share one machine.
+    env["OMP_NUM_THREADS"] = "1"
     return env
 
 
