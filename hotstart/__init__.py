@@ -29,6 +29,9 @@ _LAZY = {
     "SupervisedTask": "hotstart.tasks",
     "ImageClassificationSingle": "hotstart.tasks",
     "ImageClassificationMulti": "hotstart.tasks",
+    "ImageSegmentation": "hotstart.tasks",
+    "ImageKeypointRegression": "hotstart.tasks",
+    "KeypointScaling": "hotstart.encodings",
     "Learner": "hotstart.learner",
     "tasklearner": "hotstart.learner",
     "fit_one_cycle": "hotstart.learner",
@@ -37,7 +40,7 @@ _LAZY = {
     "ToDevice": "hotstart.learner",
     "callbacks": "hotstart.learner",
 }
-_SUBMODULES = {"blocks", "encodings", "tasks", "datasets", "learner", "metrics", "warmup"}
+_SUBMODULES = {"blocks", "encodings", "tasks", "datasets", "learner", "metrics", "warmup", "interpret"}
 
 __all__ = sorted(_LAZY) + sorted(_SUBMODULES)
 

@@ -4,6 +4,9 @@
     data, blocks = datasets.load("digits")           # built in: 1,797 8x8 digits, no network
     data, blocks = datasets.ImageFolders("path/")    # path/<class>/*.jpg or path/{train,valid}/<class>/
     data, blocks = datasets.ImageTable("labels.csv", "file", "label")
+    data, blocks = datasets.SegmentationFolders("images/", "masks/", classes)   # paired by file stem
+    data, blocks = datasets.KeypointTable("points.csv", "file", ["x0", "y0"])
+    data, blocks = datasets.load("digits-segmentation")   # also "shapes" (masks), "discs" (keypoints)
 
 A dataset is ``Data(inputs, targets)`` (optionally with named ``splits``) plus the blocks that
 say what inputs and targets are. Nothing here imports torch: this package only knows blocks,
@@ -18,9 +21,10 @@ from .download import data_dir, download, extract
 from .errors import ChecksumError, DatasetError, ImageLoadError
 from .images import load_image
 from .recipes import IMAGE_EXTENSIONS, ImageFolders, ImageTable, list_images
+from .spatial_recipes import KeypointTable, SegmentationFolders, load_mask
 from .registry import Entry, Registry, catalog, fetch, load, register, unregister
 
 __all__ = ["Data", "Samples", "mapobs", "Subset", "as_data", "split_random", "load_image",
            "ImageLoadError", "ImageFolders", "ImageTable", "load", "catalog", "register", "unregister",
            "download", "extract", "fetch", "DatasetError", "ChecksumError", "Registry", "Entry",
-           "data_dir", "list_images", "IMAGE_EXTENSIONS"]
+           "data_dir", "list_images", "IMAGE_EXTENSIONS", "SegmentationFolders", "KeypointTable", "load_mask"]

@@ -66,7 +66,11 @@ def load_learner(path, data=None, *, model=None, **kwargs):
     meta = read_meta(path)
     task = SupervisedTask.from_dict(meta["task"])
     cfg = meta["model"]
-    if model is None:
+    if model is None and cfg.get("kind") == "unet":
+        from .unet import unet_from_config
+
+        model = unet_from_config(cfg)
+    elif model is None:
         backbone = backbone_from_config(cfg["backbone"])
         model = TaskModel(backbone, task.head(cfg["num_features"]))
     learner = tasklearner(task, data, model=model, _model_config=cfg, **kwargs)

@@ -56,7 +56,11 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     size = getattr(encoded_input, "size", (64, 64))
 
     with seeded_torch_rng(seed):  # timm's init draws from torch's global RNG: give it a private one
-        if model is None:
+        if model is None and getattr(task, "model_kind", None) == "unet":  # dense output: encoder + decoder
+            from .unet import build_unet
+
+            model, model_config = build_unet(task, backbone, in_chans=in_chans, size=size, pretrained=pretrained)
+        elif model is None:
             net, backbone_cfg = build_backbone(backbone, in_chans=in_chans, size=size, pretrained=pretrained)
             nf = num_features(net, in_chans, size)
             model = TaskModel(net, task.head(nf))

@@ -1,5 +1,8 @@
 """Tasks: blocks + encodings, from which head, loss, metrics and mocks follow."""
 from .base import SupervisedTask
 from .classification import ImageClassificationMulti, ImageClassificationSingle
+from .keypoints import ImageKeypointRegression
+from .segmentation import ImageSegmentation
 
-__all__ = ["SupervisedTask", "ImageClassificationSingle", "ImageClassificationMulti"]
+__all__ = ["SupervisedTask", "ImageClassificationSingle", "ImageClassificationMulti", "ImageSegmentation",
+           "ImageKeypointRegression"]
