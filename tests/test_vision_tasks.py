@@ -13,7 +13,7 @@ from hotstart.encodings import Context, KeypointScaling, ProjectiveTransforms
 @pytest.fixture(scope="module")
 def seg_data():
     data, blocks = datasets.load("digits-segmentation", size=16)
-    return data.subset(list(range(300))), blocks
+    return data.subset(list(range(400))), blocks
 
 
 @pytest.fixture(scope="module")
@@ -131,16 +131,17 @@ def test_segmentation_learns_predicts_and_round_trips(seg_data, tmp_path):
     from hotstart import load_learner
 
     data, blocks = seg_data
-    task = ImageSegmentation(blocks, size=(16, 16), augment={"flip": 0.0, "max_rotate": 5.0})
-    learner = tasklearner(task, data, seed=0, batch_size=32, progress=False)
+    task = ImageSegmentation(blocks, size=(16, 16), augment=False)
+    learner = tasklearner(task, data, seed=0, batch_size=16, progress=False)
     before = learner.validate()
-    learner.fit_one_cycle(3, 1e-2)
+    learner.fit_one_cycle(8, 1e-2)
     after = learner.validate()
     assert set(after) == {"loss", "pixel_accuracy", "mean_iou"}
     assert set(learner.history[-1]) >= {"pixel_accuracy", "mean_iou"}
-    # 240 training digits at 16x16, 3 epochs: well past "all background" (0.69) and a chance IoU
-    assert after["pixel_accuracy"] >= 0.80 and after["mean_iou"] >= 0.25, after
-    assert after["loss"] < before["loss"] - 0.5
+    # 320 training digits at 16x16, 160 steps (measured 0.90 / 0.63): well past "all background"
+    # (pixel accuracy 0.69, mean IoU 0.06); the full run reaches 0.95 / 0.6 (benchmarks/scripts/vision_tasks.py)
+    assert after["pixel_accuracy"] >= 0.85 and after["mean_iou"] >= 0.45, after
+    assert after["loss"] < before["loss"] - 1.0
 
     image = data[0][3].resize((40, 28))  # predict returns the mask at the size given
     mask, probs = learner.predict(image)

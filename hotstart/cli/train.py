@@ -3,6 +3,8 @@
     python -m hotstart train                          # the built-in digits, small CNN, 32x32
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
     python -m hotstart train table.csv --path-col file --label-col tags --label-sep " "
+    python -m hotstart train --task segmentation     # digits-segmentation; or PATH with images/ masks/ --classes
+    python -m hotstart train --task keypoints        # discs; or a CSV with --path-col --point-cols x0,y0
 
 PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
 The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
@@ -15,7 +17,7 @@ from pathlib import Path
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    t = sub.add_parser("train", help="train an image classifier and save it",
+    t = sub.add_parser("train", help="train an image model (classifier, segmentation, keypoints) and save it",
                        description="Train on PATH (a folder of class folders or a CSV), or on the built-in digits.")
     t.add_argument("path", nargs="?", default=None, help="folder of class folders, or a CSV table; default: digits")
     t.add_argument("--backbone", default=None, help="timm model name (e.g. resnet18); default: a small CNN")
@@ -32,6 +34,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--path-col", default="path", help="CSV: column with image paths")
     t.add_argument("--label-col", default="label", help="CSV: column with labels")
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
+    t.add_argument("--task", choices=["classification", "segmentation", "keypoints"], default="classification",
+                   help="what to learn: a label per image (default), a class per pixel (PATH holds images/ and "
+                        "masks/; default data: digits-segmentation), or points (PATH is a CSV; default: discs)")
+    t.add_argument("--classes", default=None, help="segmentation: comma-separated class names, mask value order")
+    t.add_argument("--point-cols", default=None, help="keypoints CSV: comma-separated x0,y0,x1,y1,... columns")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
     return t
@@ -50,6 +57,9 @@ def _positive_int(text: str) -> int:
 def load_data(args):
     from .. import datasets
 
+    task = getattr(args, "task", "classification")
+    if task != "classification":
+        return _load_spatial_data(args, task)
     if args.path is None:
         data, blocks = datasets.load("digits")
         return data, blocks, "digits"
@@ -65,18 +75,51 @@ def load_data(args):
     return data, blocks, str(path)
 
 
-def run(args) -> int:
+def _load_spatial_data(args, task: str):
+    """Segmentation: PATH/images + PATH/masks (paired by stem) and --classes; keypoints: a CSV
+    with --path-col and --point-cols. Without PATH: digits-segmentation or discs."""
+    from .. import datasets
+
+    if args.path is None:
+        name = "digits-segmentation" if task == "segmentation" else "discs"
+        data, blocks = datasets.load(name)
+        return data, blocks, name
+    path = Path(args.path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if task == "segmentation":
+        if not args.classes:
+            raise ValueError("--task segmentation with a PATH needs --classes name0,name1,... (mask value order)")
+        data, blocks = datasets.SegmentationFolders(path / "images", path / "masks", args.classes.split(","))
+    else:
+        if not args.point_cols:
+            raise ValueError("--task keypoints with a PATH needs --point-cols x0,y0,...")
+        data, blocks = datasets.KeypointTable(path, args.path_col, args.point_cols.split(","))
+    return data, blocks, str(path)
+
+
+def _make_task(args, blocks, builtin: bool):
     from ..blocks import LabelMulti
+    from ..tasks import ImageClassificationMulti, ImageClassificationSingle, ImageKeypointRegression, ImageSegmentation
+
+    kind = getattr(args, "task", "classification")
+    size = tuple(args.size) if args.size else ((32, 32) if builtin else (128, 128))
+    augment = {"flip": 0.0} if ((builtin and kind != "keypoints") or args.no_flip) else True
+    if kind == "segmentation":
+        return ImageSegmentation(blocks, size=size, augment=augment)
+    if kind == "keypoints":
+        return ImageKeypointRegression(blocks, size=size, augment=augment)
+    task_cls = ImageClassificationMulti if isinstance(blocks[1], LabelMulti) else ImageClassificationSingle
+    return task_cls(blocks, size=size, augment=augment)
+
+
+def run(args) -> int:
     from ..learner import tasklearner
-    from ..tasks import ImageClassificationMulti, ImageClassificationSingle
 
     data, blocks, name = load_data(args)
-    digits = args.path is None
-    size = tuple(args.size) if args.size else ((32, 32) if digits else (128, 128))
-    augment = {"flip": 0.0} if (digits or args.no_flip) else True
-    task_cls = ImageClassificationMulti if isinstance(blocks[1], LabelMulti) else ImageClassificationSingle
-    task = task_cls(blocks, size=size, augment=augment)
-    print(f"data: {name}, {len(data[0])} samples, {len(task.classes)} classes; task:")
+    task = _make_task(args, blocks, builtin=args.path is None)
+    what = f"{len(task.classes)} classes" if hasattr(task, "classes") else f"{task.n} point(s)"
+    print(f"data: {name}, {len(data[0])} samples, {what}; task:")
     task.describe()
     learner = tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
                           batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,

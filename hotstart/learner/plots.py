@@ -37,7 +37,8 @@ def draw_mask(ax, mask, num_classes: int, alpha: float = 0.5):
 
 def draw_points(ax, points, color="lime", marker="o", label=None):
     pts = _as_numpy(points).reshape(-1, 2)
-    ax.scatter(pts[:, 0], pts[:, 1], s=40, c=color, marker=marker, edgecolors="black", linewidths=0.5, label=label)
+    edge = {} if marker in ("x", "+", "1", "2", "3", "4") else {"edgecolors": "black", "linewidths": 0.5}
+    ax.scatter(pts[:, 0], pts[:, 1], s=40, c=color, marker=marker, label=label, **edge)
 
 
 def _kind(task) -> str:
