@@ -39,12 +39,12 @@ def main(argv=None):
     p.add_argument("task", choices=["segmentation", "keypoints"])
     p.add_argument("--epochs", type=int, default=None)
     p.add_argument("--lr", type=float, default=None)
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--n", type=int, default=1000, help="keypoints: number of generated images")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
-    defaults = {"segmentation": (8, 3e-3), "keypoints": (10, 3e-3)}[args.task]
+    defaults = {"segmentation": (8, 1e-2), "keypoints": (10, 3e-3)}[args.task]
     args.epochs = args.epochs or defaults[0]
     args.lr = args.lr or defaults[1]
     start, cpu = time.perf_counter(), time.process_time()
