@@ -16,6 +16,20 @@ import torch  # noqa: E402
 # machine's cores are shared with other work (OpenMP threads then wait on each other).
 torch.set_num_threads(int(os.environ.get("HOTSTART_TEST_THREADS", "1")))
 
+# Property-based tests (hypothesis): few examples by default, so the suite stays within its time
+# budget; derandomized and without an example database, so CI runs are repeatable and write
+# nothing into the checkout. HYPOTHESIS_PROFILE=dev (or thorough) searches harder, locally.
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # pragma: no cover - the "test" extra installs it
+    pass
+else:
+    settings.register_profile("ci", max_examples=10, deadline=None, derandomize=True, database=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("dev", max_examples=100, deadline=None)
+    settings.register_profile("thorough", max_examples=1000, deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
 
 @pytest.fixture(scope="session")
 def digits():

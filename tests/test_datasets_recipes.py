@@ -62,11 +62,11 @@ def test_image_folders_train_valid(tmp_path):
     _img(root / "train" / "a" / "1.png")
     _img(root / "valid" / "a" / "9.png")
     _img(root / "valid" / "b" / "8.png")
-    _img(root / "test" / "c" / "0.png")  # neither train nor valid: ignored
+    _img(root / "test" / "a" / "0.png")  # a held-out split, after train and valid
     data, (_, label) = ImageFolders(root)
     assert label.classes == ["a", "b"]
-    assert data.targets == ["a", "b", "b", "a", "b"]
-    assert data.splits == {"train": [0, 1, 2], "valid": [3, 4]}
+    assert data.targets == ["a", "b", "b", "a", "b", "a"]
+    assert data.splits == {"train": [0, 1, 2], "valid": [3, 4], "test": [5]}
     valid = data.split("valid")
     assert list(valid.targets) == ["a", "b"]
     assert valid.inputs[0].size == (6, 5)

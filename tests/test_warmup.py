@@ -12,8 +12,8 @@ import pytest
 
 import hotstart.warmup as warmup
 from hotstart.warmup import Registry, Workload
-from hotstart.warmup import policy
-from hotstart.warmup.manifest import config_key, read_manifest, record
+from hotstart.compile_cache import policy
+from hotstart.compile_cache.manifest import config_key, read_manifest, record
 
 HERE = Path(__file__).parent
 FIXTURES = "tests.warmup_fixtures.userpkg_warm"
@@ -146,6 +146,31 @@ def test_compile_auto_compiles_only_when_warm_and_paying(tmp_path, monkeypatch):
         _tiny_learner("sometimes")
 
 
+def test_compile_auto_checks_the_precision_the_backend_got(tmp_path, monkeypatch):
+    """`ToDevice(precision=...)` decides the precision, not the `precision=` argument: a cache
+    warmed in full precision must not make a bf16-mixed run compile, and the reverse."""
+    from hotstart import ToDevice
+
+    monkeypatch.setenv("HOTSTART_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(policy, "COMPILE_PAYS", {"cpu": True})
+
+    def learner(**kw):
+        from PIL import Image as PILImage
+
+        from hotstart import Image, ImageClassificationSingle, Label, tasklearner
+
+        images = [PILImage.new("L", (16, 16), i * 20) for i in range(6)]
+        task = ImageClassificationSingle((Image(channels=1), Label(["a", "b"])), size=(16, 16))
+        return tasklearner(task, (images, ["a", "b"] * 3), batch_size=2, seed=0, progress=False, compile="auto", **kw)
+
+    record(config_key(None, 1, (16, 16), "cpu", None), workload="fp32", seconds=1.0, device="cpu", root=tmp_path)
+    bf16 = [ToDevice("cpu", precision="bf16-mixed")]
+    assert learner().model.compiled_with is not None
+    assert learner(callbacks=bf16).model.compiled_with is None          # warm in fp32 only
+    record(config_key(None, 1, (16, 16), "cpu", "bf16"), workload="bf16", seconds=1.0, device="cpu", root=tmp_path)
+    assert learner(callbacks=bf16).model.compiled_with is not None      # "bf16" is Fabric's "bf16-mixed"
+
+
 def test_cli_list_dry_run_status_and_clear(tmp_path):
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "hotstart.warmup", "--cache-dir", str(tmp_path), *args],
@@ -165,7 +190,7 @@ def test_cli_list_dry_run_status_and_clear(tmp_path):
     out = cli("--only", "nothing-matches")
     assert out.returncode == 2 and "matches no workload" in out.stderr
     out = cli("--clear")
-    assert out.returncode == 0 and not tmp_path.exists()
+    assert out.returncode == 0 and not (tmp_path / "manifest.json").exists()
 
 
 def test_cli_strict_exit_code(tmp_path):

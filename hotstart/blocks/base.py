@@ -11,23 +11,26 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..errors import HotstartError
+from ..kinds import KindRegistry, freeze
 
-class BlockValueError(ValueError):
+
+class BlockValueError(HotstartError, ValueError):
     """A value does not fit its block; the message says which block and what is wrong."""
 
 
 class Block:
     """Base class. Subclasses implement `_problem(value) -> str | None` and `mock(rng)`."""
 
+    # The name in JSON: the short name for hotstart's own blocks, module.qualname for others
+    # (see hotstart/kinds.py). Every subclass registers itself when it is defined: lookups only,
+    # nothing is ever imported because a file names it.
     kind: ClassVar[str] = "Block"
-    # kind name -> class, for JSON round trips. Filled by __init_subclass__ for classes
-    # defined in hotstart and by users' subclasses alike; lookups only, no import side effects.
-    _kinds: ClassVar[dict[str, type["Block"]]] = {}
+    _kinds: ClassVar[KindRegistry] = KindRegistry("block")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.kind = cls.__name__
-        Block._kinds[cls.__name__] = cls
+        cls.kind = Block._kinds.register(cls)
 
     # --- checking -----------------------------------------------------------------
     def _problem(self, value: Any) -> str | None:
@@ -61,23 +64,22 @@ class Block:
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> "Block":
+        """The block a `to_dict` result describes (`UnknownKindError` for an unknown kind)."""
+        if not isinstance(d, dict):
+            raise TypeError(f"a block is described by a dict (JSON object), got {d!r}")
         d = dict(d)
-        kind = d.pop("kind", None)
-        cls = Block._kinds.get(kind)
-        if cls is None:
-            raise ValueError(f"unknown block kind {kind!r}; known: {sorted(Block._kinds)}")
-        return cls(**d)
+        return Block._kinds.resolve(d.pop("kind", None))(**d)
 
     # --- value semantics ----------------------------------------------------------
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self._params() == other._params()
 
     def __hash__(self) -> int:
-        return hash((self.kind, repr(self._params())))
+        return hash((type(self), freeze(self._params())))  # equal blocks hash equal (1 == 1.0)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={_short(v)}" for k, v in self._params().items())
-        return f"{self.kind}({args})"
+        return f"{type(self).__name__}({args})"
 
 
 def _short(v: Any) -> str:

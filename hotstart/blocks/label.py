@@ -36,6 +36,15 @@ class Label(Block):
     def _params(self):
         return {"classes": list(self.classes)}
 
+    def check_trainable(self, who: str) -> None:
+        """A classifier needs two classes or more: with one, cross-entropy is always 0 and
+        accuracy always 1, and torchmetrics refuses ``num_classes=1`` at the first validation,
+        a whole epoch later. Tasks call this when they are built."""
+        if len(self.classes) < 2:
+            raise ValueError(f"{who} needs at least 2 classes, got {len(self.classes)}: {self.classes!r}. "
+                             f"A single-class problem is a yes/no question: use Label(['no', 'yes']) "
+                             f"(or LabelMulti([name]) for a per-class score)")
+
     def index(self, value: Any) -> int:
         """Position of `value` in `classes`; `validate` first for a clear error."""
         return self._index[value]

@@ -2,7 +2,8 @@
 
 Each command lives in its own module of this package and contributes two functions:
 ``add_parser(subparsers)`` (its arguments) and ``run(args) -> int`` (exit status). This file
-only builds the parser from them and turns hotstart's own errors into one clear line.
+only builds the parser from them and turns hotstart's own errors (`hotstart.errors.HotstartError`)
+and missing / unreadable paths into one clear line; any other exception keeps its traceback.
 
     python -m hotstart train                          # the built-in digits, small CNN, 32x32
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
@@ -14,8 +15,16 @@ import importlib
 import os
 import sys
 
+from ..errors import HotstartError
+
+# What a user's input can cause: hotstart's own errors, and paths that are not there, not
+# readable or not writable (their messages name the path). Printed as one line; anything else
+# (a TypeError, a KeyError, ...) is a bug of ours and keeps its traceback.
+USER_ERRORS = (HotstartError, FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError,
+               PermissionError)
+
 # command name -> module in this package (imported only to build the parser: keep them light)
-COMMANDS = {"train": "train"}
+COMMANDS = {"train": "train", "export": "export", "predict": "predict"}
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
@@ -40,7 +49,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (FileNotFoundError, NotADirectoryError, ValueError, TypeError, KeyError, FloatingPointError) as e:
+    except USER_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 

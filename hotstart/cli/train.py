@@ -39,6 +39,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "masks/; default data: digits-segmentation), or points (PATH is a CSV; default: discs)")
     t.add_argument("--classes", default=None, help="segmentation: comma-separated class names, mask value order")
     t.add_argument("--point-cols", default=None, help="keypoints CSV: comma-separated x0,y0,x1,y1,... columns")
+    t.add_argument("--allow-outside", action="store_true",
+                   help="CSV: allow absolute paths and paths outside the table's folder")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
     return t
@@ -56,6 +58,7 @@ def _positive_int(text: str) -> int:
 
 def load_data(args):
     from .. import datasets
+    from ..errors import UsageError
 
     task = getattr(args, "task", "classification")
     if task != "classification":
@@ -69,9 +72,10 @@ def load_data(args):
     if path.is_dir():
         data, blocks = datasets.ImageFolders(path)
     elif path.suffix.lower() in (".csv", ".tsv"):
-        data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep)
+        data, blocks = datasets.ImageTable(path, args.path_col, args.label_col, label_sep=args.label_sep,
+                                           allow_outside=getattr(args, "allow_outside", False))
     else:
-        raise ValueError(f"{path}: expected a folder of class folders or a .csv table")
+        raise UsageError(f"{path}: expected a folder of class folders or a .csv table")
     return data, blocks, str(path)
 
 
@@ -79,6 +83,7 @@ def _load_spatial_data(args, task: str):
     """Segmentation: PATH/images + PATH/masks (paired by stem) and --classes; keypoints: a CSV
     with --path-col and --point-cols. Without PATH: digits-segmentation or discs."""
     from .. import datasets
+    from ..errors import UsageError
 
     if args.path is None:
         name = "digits-segmentation" if task == "segmentation" else "discs"
@@ -89,11 +94,11 @@ def _load_spatial_data(args, task: str):
         raise FileNotFoundError(f"{path}: no such file or folder")
     if task == "segmentation":
         if not args.classes:
-            raise ValueError("--task segmentation with a PATH needs --classes name0,name1,... (mask value order)")
+            raise UsageError("--task segmentation with a PATH needs --classes name0,name1,... (mask value order)")
         data, blocks = datasets.SegmentationFolders(path / "images", path / "masks", args.classes.split(","))
     else:
         if not args.point_cols:
-            raise ValueError("--task keypoints with a PATH needs --point-cols x0,y0,...")
+            raise UsageError("--task keypoints with a PATH needs --point-cols x0,y0,...")
         data, blocks = datasets.KeypointTable(path, args.path_col, args.point_cols.split(","))
     return data, blocks, str(path)
 

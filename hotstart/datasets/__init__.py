@@ -2,7 +2,7 @@
 
     from hotstart import datasets
     data, blocks = datasets.load("digits")           # built in: 1,797 8x8 digits, no network
-    data, blocks = datasets.ImageFolders("path/")    # path/<class>/*.jpg or path/{train,valid}/<class>/
+    data, blocks = datasets.ImageFolders("path/")    # path/<class>/*.jpg or path/{train,valid,test}/<class>/
     data, blocks = datasets.ImageTable("labels.csv", "file", "label")
     data, blocks = datasets.SegmentationFolders("images/", "masks/", classes)   # paired by file stem
     data, blocks = datasets.KeypointTable("points.csv", "file", ["x0", "y0"])
@@ -12,11 +12,12 @@ A dataset is ``Data(inputs, targets)`` (optionally with named ``splits``) plus t
 say what inputs and targets are. Nothing here imports torch: this package only knows blocks,
 and ``import hotstart.datasets`` stays cheap (PIL is imported when an image is first read).
 
-Modules, one job each: `containers` (Samples, mapobs, Subset, Data), `images` (load_image),
-`recipes` (ImageFolders, ImageTable), `digits` (the built-in data), `download` (cache,
+Modules, one job each: `containers` (Samples, mapobs, Subset, Data, splits), `images`
+(load_image), `recipes` (ImageFolders), `tables` (ImageTable), `digits` (the built-in data), `download` (cache,
 checksums, safe extraction), `remote` (layouts of downloadable datasets), `registry` (names).
 """
-from .containers import Data, Samples, Subset, as_data, mapobs, split_random
+from .containers import (Data, SampleField, Samples, Subset, as_data, mapobs, reads_whole_samples, source_index,
+                         split_random, split_train_valid)
 from .download import data_dir, download, extract
 from .errors import ChecksumError, DatasetError, ImageLoadError
 from .images import load_image
@@ -24,7 +25,8 @@ from .recipes import IMAGE_EXTENSIONS, ImageFolders, ImageTable, list_images
 from .spatial_recipes import KeypointTable, SegmentationFolders, load_mask
 from .registry import Entry, Registry, catalog, fetch, load, register, unregister
 
-__all__ = ["Data", "Samples", "mapobs", "Subset", "as_data", "split_random", "load_image",
+__all__ = ["Data", "Samples", "mapobs", "Subset", "SampleField", "as_data", "split_random", "split_train_valid",
+           "source_index", "reads_whole_samples", "load_image",
            "ImageLoadError", "ImageFolders", "ImageTable", "load", "catalog", "register", "unregister",
            "download", "extract", "fetch", "DatasetError", "ChecksumError", "Registry", "Entry",
            "data_dir", "list_images", "IMAGE_EXTENSIONS", "SegmentationFolders", "KeypointTable", "load_mask"]

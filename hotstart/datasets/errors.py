@@ -1,16 +1,19 @@
 """Errors the datasets package raises, so callers can catch "bad data" apart from bugs.
 
-Both are `ValueError` subclasses: a bad folder, table or file is a bad *value* handed to us,
-and code that already catches ValueError keeps working.
+Both are hotstart errors (`hotstart.errors.HotstartError`: the CLI reports them as one line) and
+`ValueError` subclasses: a bad folder, table or file is a bad *value* handed to us, and code that
+already catches ValueError keeps working.
 """
 from __future__ import annotations
 
+from ..errors import HotstartError
 
-class DatasetError(ValueError):
+
+class DatasetError(HotstartError, ValueError):
     """A dataset is empty, malformed or inconsistent; the message names the path or argument."""
 
 
-class ImageLoadError(ValueError):
+class ImageLoadError(HotstartError, ValueError):
     """A file could not be read as an image (corrupt, truncated, not an image, too large).
 
     The message always starts with the file's path, because the first thing anyone needs when a

@@ -1,7 +1,7 @@
 """Recipes: turn a folder layout or a table on disk into ``(Data, blocks)``.
 
-    data, blocks = ImageFolders("pets/")                 # pets/<class>/*.jpg, or pets/{train,valid}/<class>/
-    data, blocks = ImageTable("labels.csv", "file", "tags", label_sep=" ")
+    data, blocks = ImageFolders("pets/")       # pets/<class>/*.jpg, or pets/{train,valid,test}/<class>/
+    data, blocks = ImageTable("labels.csv", "file", "tags", label_sep=" ")   # (in `tables`)
 
 Recipes only *list* files (cheap: directory walks and ``stat``); images are decoded lazily by
 `load_image` when a sample is read, so a 100,000-image folder is ready in well under a second
@@ -10,39 +10,64 @@ so the same folder always gives the same indices, splits and class order.
 """
 from __future__ import annotations
 
-import csv
 import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..blocks import Image, Label, LabelMulti
+from ..blocks import Image, Label
 from .containers import Data, mapobs
 from .errors import DatasetError
 from .images import load_image
+from .tables import ImageTable
 
 __all__ = ["ImageFolders", "ImageTable", "IMAGE_EXTENSIONS", "list_images"]
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 
 
-def ImageFolders(path: str | os.PathLike, *, train: str | None = "train", valid: str | None = "valid",  # noqa: N802
+SPLIT_NAMES = {"train": "train", "valid": "valid", "validation": "valid", "val": "valid", "test": "test"}
+"""Folder names `ImageFolders` reads as splits (name -> split), as torchvision / Kaggle / fastai name them."""
+
+
+def ImageFolders(path: str | os.PathLike, *, train: str | None = "train",  # noqa: N802
+                 valid: str | Sequence[str] | None = ("valid", "validation", "val"), test: str | None = "test",
                  extensions: Sequence[str] = IMAGE_EXTENSIONS):
     """One subfolder per class: ``path/<class>/...images`` -> ``(Data, (Image(), Label(classes)))``.
 
-    When both ``path/<train>`` and ``path/<valid>`` are folders, each holds the class folders and
-    the returned Data has ``splits={"train": [...], "valid": [...]}`` (train samples first);
-    otherwise every subfolder of `path` is a class and there are no splits. Images are found
-    recursively inside a class folder; names starting with "." are skipped (``.ipynb_checkpoints``,
-    macOS ``._x.jpg``); `extensions` match case-insensitively. Targets are class folder names.
+    Two layouts, told apart by the names of `path`'s subfolders:
+
+    - ``path/<class>/``: every subfolder is a class; the Data has no splits.
+    - ``path/<split>/<class>/``: the subfolders are split names, `train` and optionally one of
+      `valid` (by default "valid", "validation" or "val") and `test`. The Data has
+      ``splits={"train": [...], "valid": [...], "test": [...]}`` (those present, in that order).
+      ``test`` is held out: `tasklearner` never trains or validates on it (without a valid split,
+      it splits validation off the training split); evaluate on ``data.split("test")``.
+
+    A mix (split folders beside other folders, e.g. ``train/ test/ cat/``), a layout with test or
+    valid but no train, or two folders for one split (``valid/`` and ``val/``) is ambiguous and
+    raises a `DatasetError` that lists what was found. For a class that is really named "test",
+    pass ``train=None`` (no split folders at all) or other split names.
+
+    Images are found recursively inside a class folder, following folder links (each real folder
+    once, so a link loop ends); names starting with "." are skipped (``.ipynb_checkpoints``,
+    macOS ``._x.jpg``); `extensions` match case-insensitively; a broken file link is an error
+    naming it. Targets are class folder names; the classes are those of the train and valid splits,
+    sorted (a test class folder that neither has is an error).
     """
     root = _require_dir(path, "ImageFolders(path=...)")
     exts = _normalize_extensions(extensions)
-    if train and valid and (root / train).is_dir() and (root / valid).is_dir():
-        parts = {name: _class_folders(root / name, exts) for name in (train, valid)}
-        role = {train: "train", valid: "valid"}
-    else:
+    role_of = _split_roles(train, valid, test)
+    subfolders = sorted(d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith("."))
+    split_folders = [d for d in subfolders if d.lower() in role_of]
+    if not split_folders:
         parts = {None: _class_folders(root, exts)}
         role = {}
+    else:
+        _check_split_layout(root, subfolders, split_folders, role_of)
+        order = {"train": 0, "valid": 1, "test": 2}
+        split_folders.sort(key=lambda d: order[role_of[d.lower()]])
+        parts = {name: _class_folders(root / name, exts) for name in split_folders}
+        role = {name: role_of[name.lower()] for name in split_folders}
     paths, targets, splits = [], [], {}
     for part, folders in parts.items():
         start = len(paths)
@@ -59,59 +84,42 @@ def ImageFolders(path: str | os.PathLike, *, train: str | None = "train", valid:
                 where = root / part / cls if part else root / cls
                 raise DatasetError(f"ImageFolders: class folder {where} has no images with extensions "
                                    f"{list(exts)}; remove it or add images")
-    classes = sorted({c for folders in parts.values() for c in folders})
+    classes = sorted({c for part, folders in parts.items() if role.get(part) != "test" for c in folders})
+    unknown = sorted({c for part, folders in parts.items() if role.get(part) == "test" for c in folders} - set(classes))
+    if unknown:
+        raise DatasetError(f"ImageFolders: the test split of {root} has class folder(s) {unknown} that no "
+                           f"training or validation folder has; a model cannot learn them (classes: {classes})")
     return Data(mapobs(load_image, paths), targets, splits), (Image(), Label(classes))
 
 
-def ImageTable(csv_path: str | os.PathLike, path_col: str, label_col: str, *,  # noqa: N802
-               label_sep: str | None = None, root: str | os.PathLike | None = None):
-    """A CSV with an image-path column and a label column -> ``(Data, (Image(), Label/LabelMulti))``.
+def _split_roles(train, valid, test) -> dict[str, str]:
+    """{lower-case folder name: "train" / "valid" / "test"} for the split names asked for."""
+    if not train:
+        return {}
+    valid = [valid] if isinstance(valid, str) else list(valid or ())
+    roles = {train.lower(): "train", **{v.lower(): "valid" for v in valid}}
+    if test:
+        roles[test.lower()] = "test"
+    return roles
 
-    Paths are relative to `root` (default: the CSV's folder). With `label_sep` (e.g. " " or ";")
-    a cell holds several labels and the target is a list (split, stripped, empties dropped), so
-    the blocks use `LabelMulti`; otherwise the cell is one label for `Label`. Every listed file
-    must exist: a missing one is reported with its row number, before any training starts.
-    """
-    csv_path = Path(csv_path)
-    if not csv_path.is_file():
-        raise DatasetError(f"ImageTable(csv_path=...): {csv_path} does not exist or is not a file")
-    base = Path(root) if root is not None else csv_path.parent
-    if root is not None and not base.is_dir():
-        raise DatasetError(f"ImageTable(root=...): {base} does not exist or is not a folder")
-    with open(csv_path, newline="", encoding="utf-8-sig") as f:  # -sig: Excel's byte-order mark
-        reader = csv.DictReader(f)
-        columns = reader.fieldnames or []
-        missing = [c for c in (path_col, label_col) if c not in columns]
-        if missing:
-            raise DatasetError(f"ImageTable: {csv_path} has no column(s) {missing}; available: {columns}")
-        paths, targets = [], []
-        for row_number, row in enumerate(reader, start=1):
-            where = f"{csv_path} row {row_number} (line {reader.line_num})"
-            rel = (row.get(path_col) or "").strip()
-            if not rel:
-                raise DatasetError(f"ImageTable: {where} has an empty {path_col!r}")
-            file = base / rel
-            if not file.is_file():
-                raise DatasetError(f"ImageTable: {where}: image file {file} does not exist")
-            cell = row.get(label_col) or ""
-            if label_sep is None:
-                label = cell.strip()
-                if not label:
-                    raise DatasetError(f"ImageTable: {where} has an empty {label_col!r}")
-                targets.append(label)
-            else:
-                targets.append([s.strip() for s in cell.split(label_sep) if s.strip()])
-            paths.append(file)
-    if not paths:
-        raise DatasetError(f"ImageTable: {csv_path} has a header but no rows")
-    if label_sep is None:
-        label_block = Label(sorted(set(targets)))
-    else:
-        classes = sorted({c for t in targets for c in t})
-        if not classes:
-            raise DatasetError(f"ImageTable: column {label_col!r} of {csv_path} has no labels at all")
-        label_block = LabelMulti(classes)
-    return Data(mapobs(load_image, paths), targets), (Image(), label_block)
+
+def _check_split_layout(root: Path, subfolders, split_folders, role_of) -> None:
+    others = [d for d in subfolders if d.lower() not in role_of]
+    found = f"found split folders {split_folders}" + (f" and other folders {others}" if others else "")
+    layouts = "use either path/<class>/... or path/{train,valid,test}/<class>/..."
+    if others:
+        raise DatasetError(f"ImageFolders: {root} is ambiguous: {found}; {layouts} (for classes that are "
+                           f"named like splits, pass train=None)")
+    by_role: dict[str, list[str]] = {}
+    for d in split_folders:
+        by_role.setdefault(role_of[d.lower()], []).append(d)
+    doubled = {r: ds for r, ds in by_role.items() if len(ds) > 1}
+    if doubled:
+        raise DatasetError(f"ImageFolders: {root} is ambiguous: {found}, several folders for one split "
+                           f"{doubled}; keep one of them")
+    if "train" not in by_role:
+        raise DatasetError(f"ImageFolders: {root} has no training split: {found} but no "
+                           f"{[d for d, r in role_of.items() if r == 'train']} folder; {layouts}")
 
 
 def list_images(folder: str | os.PathLike, extensions: Sequence[str] = IMAGE_EXTENSIONS) -> list[Path]:
@@ -150,9 +158,22 @@ def _class_folders(folder: Path, exts: tuple[str, ...]) -> dict[str, list[Path]]
 
 
 def _list_images(folder: Path, exts: tuple[str, ...], recursive: bool = True) -> list[Path]:
-    found = []
-    for dirpath, dirnames, filenames in os.walk(folder):
+    """Image files under `folder`, sorted. Folder links are followed, each real folder once (a link
+    loop ends instead of recursing forever); a file link that leads nowhere is a `DatasetError`."""
+    found, seen = [], set()
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen:  # reached again through a link: a loop, or two links to one folder
+            dirnames[:] = []
+            continue
+        seen.add(real)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")) if recursive else []
-        found += [Path(dirpath) / n for n in filenames
-                  if not n.startswith(".") and os.path.splitext(n)[1].lower() in exts]
+        for n in filenames:
+            if n.startswith(".") or os.path.splitext(n)[1].lower() not in exts:
+                continue
+            file = Path(dirpath) / n
+            if not file.exists():  # os.walk lists a broken link as a file
+                raise DatasetError(f"{file} is a broken link (it points to "
+                                   f"{os.readlink(file)!r}, which does not exist); remove or fix it")
+            found.append(file)
     return sorted(found)

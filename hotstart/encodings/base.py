@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from ..blocks import Block
+from ..kinds import KindRegistry, freeze
 
 
 class Context(str, enum.Enum):
@@ -38,11 +39,14 @@ class Context(str, enum.Enum):
 class Encoding:
     """Base class with the do-nothing defaults; subclasses override what they change."""
 
-    _kinds: ClassVar[dict[str, type["Encoding"]]] = {}
+    # The name in JSON: the short name for hotstart's own encodings, module.qualname for others
+    # (see hotstart/kinds.py); every subclass registers itself when it is defined.
+    kind: ClassVar[str] = "Encoding"
+    _kinds: ClassVar[KindRegistry] = KindRegistry("encoding")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        Encoding._kinds[cls.__name__] = cls
+        cls.kind = Encoding._kinds.register(cls)
 
     def encoded_block(self, block: Block) -> Block | None:
         return None
@@ -67,15 +71,15 @@ class Encoding:
         return {}
 
     def to_dict(self) -> dict:
-        return {"kind": type(self).__name__, **self._params()}
+        return {"kind": self.kind, **self._params()}
 
     @staticmethod
     def from_dict(d: dict) -> "Encoding":
+        """The encoding a `to_dict` result describes (`UnknownKindError` for an unknown kind)."""
+        if not isinstance(d, dict):
+            raise TypeError(f"an encoding is described by a dict (JSON object), got {d!r}")
         d = dict(d)
-        cls = Encoding._kinds.get(d.pop("kind", None))
-        if cls is None:
-            raise ValueError(f"unknown encoding {d!r}; known: {sorted(Encoding._kinds)}")
-        return cls(**d)
+        return Encoding._kinds.resolve(d.pop("kind", None))(**d)
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
@@ -84,4 +88,5 @@ class Encoding:
     def __eq__(self, other):
         return type(self) is type(other) and self._params() == other._params()
 
-    __hash__ = object.__hash__
+    def __hash__(self):
+        return hash((type(self), freeze(self._params())))  # equal encodings hash equal

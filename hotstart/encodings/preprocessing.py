@@ -43,12 +43,8 @@ class ImagePreprocessing(Encoding):
 
     def encode(self, block, value, context, rng=None):
         import torch
-        import torchvision.transforms.v2.functional as F
 
-        if is_tensor(value):
-            t = value
-        else:
-            t = F.pil_to_tensor(block.to_pil(value))
+        t = image_tensor(block, value)
         x = t.to(torch.float32).div_(255.0) if t.dtype == torch.uint8 else t.to(torch.float32)
         if x.shape[0] != self.channels:
             if self.channels == 3:  # gray -> RGB
@@ -77,3 +73,24 @@ class ImagePreprocessing(Encoding):
         x = x * torch.tensor(self.std).view(-1, 1, 1) + torch.tensor(self.mean).view(-1, 1, 1)
         arr = (x.clamp(0, 1) * 255 + 0.5).to(torch.uint8).permute(1, 2, 0).numpy()
         return PILImage.fromarray(arr[..., 0], "L") if arr.shape[-1] == 1 else PILImage.fromarray(arr, "RGB")
+
+
+def image_tensor(block: Image, value):
+    """An `Image` value as a C x H x W tensor: uint8 (0..255), or float in [0, 1].
+
+    uint8 tensors pass as they are; float tensors keep their precision once checked to lie in
+    [0, 1] (up to resampling's rounding error, which is clamped away); everything else goes
+    through `Image.to_pil`, which applies the value rules of `hotstart.blocks.image` (16-bit by
+    a fixed range, errors, never a clip).
+    """
+    import torch
+    import torchvision.transforms.v2.functional as F
+
+    if is_tensor(value) and value.dtype == torch.uint8:
+        return value
+    if is_tensor(value) and value.is_floating_point():
+        # resampling a [0, 1] image can land a rounding error outside: tolerate that, not more
+        if value.numel() and not (value.min() >= -1e-4 and value.max() <= 1 + 1e-4):
+            block.validate(value)  # raises, naming the range found
+        return value.clamp(0.0, 1.0)
+    return F.pil_to_tensor(block.to_pil(value))

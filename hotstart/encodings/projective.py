@@ -21,8 +21,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..blocks import Block, Image, Keypoints, Mask
-from ..blocks.base import is_tensor
 from .base import Context, Encoding
+from .preprocessing import image_tensor
 
 _DEFAULT_AUGMENT = {"scale": (0.7, 1.0), "ratio": (3 / 4, 4 / 3), "flip": 0.5, "max_rotate": 10.0,
                     "max_lighting": 0.2}
@@ -78,7 +78,7 @@ class ProjectiveTransforms(Encoding):
         for i in spatial:  # images and masks first: they define the canvas keypoints live on
             b, v = blocks[i], values[i]
             if isinstance(b, Image):
-                t = tv_tensors.Image(F.pil_to_tensor(b.to_pil(v)) if not is_tensor(v) else v)
+                t = tv_tensors.Image(image_tensor(b, v))
             elif isinstance(b, Mask):
                 b.validate(v)
                 t = tv_tensors.Mask(torch.as_tensor(np.asarray(v)).to(torch.int64))

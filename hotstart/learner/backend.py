@@ -41,8 +41,13 @@ class PlainBackend:
     def autocast(self):
         return contextlib.nullcontext()
 
+    grad_scaler = None  # full precision: no loss scaling
+
     def all_reduce_mean(self, value: float) -> float:
         return value
+
+    def barrier(self) -> None:
+        """Nothing to wait for in one process."""
 
     def __repr__(self):
         return f"PlainBackend({self.device})"
@@ -81,10 +86,24 @@ class FabricBackend:
     def autocast(self):
         return self.fabric.autocast()
 
+    @property
+    def grad_scaler(self):
+        """The GradScaler of fp16 mixed precision (it skips steps with infinite gradients), or None."""
+        return getattr(self.fabric.strategy.precision, "scaler", None)
+
     def all_reduce_mean(self, value: float) -> float:
         if self.world_size == 1:
             return value
         return float(self.fabric.all_reduce(torch.tensor(value, device=self.device), reduce_op="mean"))
+
+    def barrier(self) -> None:
+        """Every process waits here (e.g. while the first one writes a checkpoint)."""
+        if self.world_size > 1:
+            self.fabric.barrier()
+
+    def no_backward_sync(self, model, skip: bool):
+        """Gradient accumulation: no all-reduce for a batch that does not step (Fabric's context)."""
+        return self.fabric.no_backward_sync(model, enabled=skip)
 
     def __repr__(self):
         return f"FabricBackend({self.device}, precision={self.precision!r})"

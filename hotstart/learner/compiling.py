@@ -1,8 +1,8 @@
 """torch.compile for the learner: the backbone only, never the head.
 
 The head's shape depends on the number of classes; the backbone's does not, so compiling the
-backbone alone lets a compile cache warmed on 10 classes serve a run on 37. The warmup
-(hotstart.warmup) fills that cache; ``compile="auto"`` compiles only when it is warm.
+backbone alone lets a compile cache warmed on 10 classes serve a run on 37. The compile cache
+(hotstart.compile_cache) is filled by the warmup; ``compile="auto"`` compiles only when it is warm.
 """
 from __future__ import annotations
 
@@ -10,15 +10,11 @@ from __future__ import annotations
 def maybe_compile(model, compile, **workload):
     if compile is False or compile is None:
         return model
+    from ..compile_cache import compile_backbone, should_compile
+
     if compile == "auto":
-        try:
-            from ..warmup.policy import should_compile
-        except ImportError:
-            return model
         if not should_compile(**workload):
             return model
     elif compile is not True:
         raise ValueError(f"compile must be True, False or 'auto', got {compile!r}")
-    from ..warmup.cache import compile_backbone
-
     return compile_backbone(model)

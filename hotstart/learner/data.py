@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from ..datasets.containers import source_index
 from .rng import derive_seed, torch_generator
 
 
@@ -28,7 +29,8 @@ class TaskDataset(Dataset):
     def __getitem__(self, i):
         rng = np.random.default_rng([self.seed, self.epoch, int(i)])
         x, y = self.inputs[i], self.targets[i]
-        return self.task.encode_sample((x, y), self.context, rng, where=f"sample {i}")
+        # name the sample by its index in the whole dataset, not its position in this split
+        return self.task.encode_sample((x, y), self.context, rng, where=f"sample {source_index(self.inputs, i)}")
 
 
 def make_loader(dataset: TaskDataset, *, batch_size: int, train: bool, num_workers: int = 0, seed: int = 0,
@@ -52,6 +54,7 @@ def make_loader(dataset: TaskDataset, *, batch_size: int, train: bool, num_worke
 
 def set_epoch(loader: DataLoader, epoch: int, seed: int) -> None:
     """Before each epoch: a new shuffle order and new augmentations, both from the seed."""
-    loader.dataset.epoch = epoch
-    if loader.generator is not None:
+    if isinstance(loader.dataset, TaskDataset) or hasattr(loader.dataset, "epoch"):
+        loader.dataset.epoch = epoch
+    if getattr(loader, "generator", None) is not None:
         loader.generator.manual_seed(derive_seed(seed, epoch))

@@ -25,15 +25,23 @@ def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
 
 
 def get_preds(learner, loader=None):
-    """(probabilities, encoded targets) over `loader` (default: the validation set), in order."""
+    """(probabilities, encoded targets) over `loader` (default: the validation set), in order.
+
+    `loader` is any DataLoader of encoded ``(input, target)`` batches, e.g. one made with
+    ``hotstart.learner.data.make_loader``; its augmentation epoch and shuffle are set from the
+    learner's seed, so two calls give the same result. A learner loaded for prediction only has
+    no validation set: pass `loader`, or use `predict` on raw inputs."""
+    if loader is None and learner.valid_loader is None:
+        raise ValueError("get_preds: this learner has no validation data (it was loaded for prediction only); "
+                         "pass get_preds(loader) with a DataLoader of encoded batches, or use predict()")
     learner._setup()
-    loader = learner._valid_dl if loader is None else loader
+    raw, dl = (learner.valid_loader, learner._valid_dl) if loader is None else (loader, loader)
     learner.model.eval()
     preds, targets = [], []
     act = getattr(learner.task, "activation", lambda o: o)
-    with torch.no_grad(), seeded_torch_rng(learner.seed), learner.model_context():
-        set_epoch(learner.valid_loader, 0, learner.seed)
-        for batch in loader:
+    with torch.no_grad(), seeded_torch_rng(learner.seed, learner.device), learner.model_context():
+        set_epoch(raw, 0, learner.seed)  # the loader that is read, not the validation loader
+        for batch in dl:
             xb, yb = learner.backend.to_device(batch)
             with learner.backend.autocast():
                 preds.append(act(learner.model(xb).float()).cpu())

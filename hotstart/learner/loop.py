@@ -30,7 +30,7 @@ from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
 from .optim import as_tuple, group_lrs
-from .schedule import one_cycle
+from .schedule import one_cycle_at
 
 
 class Learner:
@@ -60,6 +60,7 @@ class Learner:
         for cb in [*defaults, *callbacks]:
             self.add_cb(cb)
         self.opt = None
+        self._checkpointer, self._skip_batches = None, 0  # set by fit (checkpoint_dir=, resume=)
         self._fits = 0  # how many fits so far: each gets its own seed, derived from self.seed
         self.training = False
         self.epoch = 0
@@ -108,7 +109,7 @@ class Learner:
 
     # --- setup ------------------------------------------------------------------------------
     def _setup(self):
-        """Move model and loaders to the backend once; (re)create the optimizer each fit."""
+        """Move model and loaders to the backend once."""
         if not self._setup_done:
             self.model = self.backend.setup_module(self.model)
             # a learner loaded for prediction has no loaders (Fabric cannot set up None)
@@ -117,18 +118,28 @@ class Learner:
             self._setup_done = True
 
     def make_optimizer(self, lr: float, wd: float | None):
-        """Two parameter groups, backbone then head, so `lr` may be a (backbone, head) pair."""
+        """One parameter group per layer group (backbone then head), so `lr` may be a (low, high) pair.
+
+        Every parameter is in the optimizer, trainable or frozen: torch's optimizers skip a
+        parameter whose gradient is None, so one optimizer serves `freeze` and `unfreeze` alike
+        and keeps its state (Adam's moments) across them, as fastai's does."""
         from .optim import make_optimizer
 
         opt = make_optimizer(self.optimizer, self._param_groups(), lr=lr, wd=self.wd if wd is None else wd)
         return self.backend.setup_optimizer(opt)
 
     def _param_groups(self):
-        model = getattr(self.model, "module", self.model)  # Fabric wraps the module
-        model = getattr(model, "_orig_mod", model)
-        if hasattr(model, "backbone") and hasattr(model, "head"):
-            return [list(model.backbone.parameters()), list(model.head.parameters())]
-        return [list(model.parameters())]
+        from .models import layer_groups
+
+        return [list(g.parameters()) for g in layer_groups(self._task_model())]
+
+    def _prepare_optimizer(self, lr, wd, reset_opt: bool):
+        """Keep the optimizer (and its state) across fits, as fastai does; `reset_opt` rebuilds it."""
+        if self.opt is None or reset_opt:
+            self.opt = self.make_optimizer(as_tuple(lr)[-1], wd)
+        else:
+            for g in self.opt.param_groups:
+                g["weight_decay"] = self.wd if wd is None else wd
 
     def set_hyper(self, lr, mom: float | None = None):
         """Set learning rate(s) and momentum / beta1 on every parameter group: the one place it happens."""
@@ -143,35 +154,72 @@ class Learner:
 
     # --- the loop ---------------------------------------------------------------------------
     def fit(self, n_epoch: int, lr=1e-3, *, wd: float | None = None, callbacks: Sequence[Callback] = (),
-            schedule=None) -> "Learner":
-        """Train `n_epoch` epochs at `lr` (constant unless `schedule(pct) -> (lr, mom)` is given)."""
+            schedule=None, reset_opt: bool = False, accumulate: int = 1, checkpoint_dir=None,
+            checkpoint_every: int | None = None, resume=None) -> "Learner":
+        """Train `n_epoch` epochs at `lr` (constant unless `schedule(step, total) -> (lr, mom)` is given).
+
+        The optimizer is kept from the previous fit (Adam's moments go on), unless `reset_opt`.
+        `accumulate=k` takes one optimizer step every k batches (and at the end of an epoch), with
+        the loss scaled so that k batches of b act as one batch of k*b; the schedule counts
+        optimizer steps. `checkpoint_dir` writes a checkpoint at each epoch's end (and every
+        `checkpoint_every` training batches); `resume` continues from the last complete checkpoint
+        in that folder (see learner/checkpoint.py)."""
         if int(n_epoch) < 1:
             raise ValueError(f"n_epoch must be at least 1, got {n_epoch!r}")
+        if int(accumulate) < 1:
+            raise ValueError(f"accumulate must be at least 1, got {accumulate!r}")
+        if checkpoint_every is not None and int(checkpoint_every) < 1:
+            raise ValueError(f"checkpoint_every must be at least 1, got {checkpoint_every!r}")
         if self.train_loader is None:
             raise ValueError("this learner has no data to fit on: pass data to tasklearner / load_learner")
         self._setup()
+        state = None
+        if resume is not None:
+            from .checkpoint import load_last
+
+            state = load_last(resume)
+            if state is not None and state.fit_index > self._fits:  # this fit finished before the kill
+                self._fits += 1
+                return self
         seed = derive_seed(self.seed, self._fits)
+        fit_index = self._fits
         self._fits += 1
-        with seeded_torch_rng(seed), self.model_context(), self.added_cbs(callbacks):
-            self.opt = self.make_optimizer(as_tuple(lr)[-1], wd)
+        with seeded_torch_rng(seed, self.device), self.model_context(), self.added_cbs(callbacks):
+            self._prepare_optimizer(lr, wd, reset_opt or self.opt is None)
             self.model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
-            self.schedule = schedule or (lambda pct: (lr, None))
+            self.schedule = schedule or (lambda step, total: (lr, None))
+            self.accumulate = int(accumulate)
             self.n_epoch, self.n_iter = int(n_epoch), len(self._train_dl)
-            self.train_iter, self.fit_seed = 0, seed
+            self.steps_per_epoch = -(-self.n_iter // self.accumulate)
+            self.total_steps = self.n_epoch * self.steps_per_epoch
+            self.train_iter, self.opt_step, self.fit_seed, self.fit_index = 0, 0, seed, fit_index
+            self._skip_batches, first_epoch = 0, 0
+            self._checkpointer = None
+            if checkpoint_dir is not None:
+                from .checkpoint import Checkpointer
+
+                self._checkpointer = Checkpointer(self, checkpoint_dir, every=checkpoint_every)
+            if state is not None and state.fit_index == fit_index:
+                first_epoch = state.restore(self)
             try:
                 self.event("before_fit")
-                for epoch in range(self.n_epoch):
+                for epoch in range(first_epoch, self.n_epoch):
                     self.epoch = epoch
                     try:
                         self.event("before_epoch")
+                        if state is not None and epoch == first_epoch:
+                            state.restore_epoch(self)
                         self._run_phase(train=True)
                         self._run_phase(train=False)
                     except CancelEpoch:
                         pass
                     self.event("after_epoch")
+                    if self._checkpointer is not None:
+                        self._checkpointer.save(epoch_done=True)
             except CancelFit:
                 pass
             finally:
+                self._checkpointer = None
                 self.event("after_fit")  # also on errors and KeyboardInterrupt: history is kept
         return self
 
@@ -180,9 +228,13 @@ class Learner:
         self.model.train(train)
         raw, loader = (self.train_loader, self._train_dl) if train else (self.valid_loader, self._valid_dl)
         set_epoch(raw, self.epoch, self.fit_seed)
+        skip = self._skip_batches if train else 0
+        self._skip_batches = 0
         self.event("before_train" if train else "before_validate")
         with contextlib.nullcontext() if train else torch.no_grad():
             for self.iter, batch in enumerate(loader):
+                if self.iter < skip:  # resumed mid-epoch: these batches were trained on before
+                    continue
                 self.xb, self.yb = self.backend.to_device(batch)
                 try:
                     self.event("before_batch")
@@ -192,22 +244,43 @@ class Learner:
                 self.event("after_batch")
                 if train:
                     self.train_iter += 1
+                    if self._checkpointer is not None:
+                        self._checkpointer.maybe_save()
         self.event("after_train" if train else "after_validate")
 
+    def _accumulation_group(self) -> tuple[bool, bool, int]:
+        """(first batch of its group, last batch of its group, size of the group) for `self.iter`."""
+        k = getattr(self, "accumulate", 1)
+        start = self.iter - self.iter % k
+        size = min(k, self.n_iter - start) if getattr(self, "n_iter", 0) else k
+        return self.iter == start, self.iter == start + size - 1, size
+
     def train_step(self):
-        """One optimization step. The schedule is applied here, and only here."""
-        lr, mom = self.schedule(self.train_iter / max(1, self.n_epoch * self.n_iter))
-        self.set_hyper(lr, mom)
-        with self.backend.autocast():
-            self.pred = self.model(self.xb)
-            self.event("after_pred")
-            self.loss = self.compute_loss(self.pred, self.yb)
-        self.event("after_loss")
-        self.backend.backward(self.loss)
+        """One batch: forward, loss, backward; the optimizer steps on the last batch of each
+        accumulation group. The schedule is applied here, and only here, per optimizer step."""
+        first, last, size = self._accumulation_group()
+        if first:
+            lr, mom = self.schedule(self.opt_step, self.total_steps)
+            self.set_hyper(lr, mom)
+        with self._no_sync(not last):
+            with self.backend.autocast():
+                self.pred = self.model(self.xb)
+                self.event("after_pred")
+                self.loss = self.compute_loss(self.pred, self.yb)
+            self.event("after_loss")
+            self.backend.backward(self.loss / size if size > 1 else self.loss)
+        if not last:
+            return
         self.event("after_backward")
         self.opt.step()
+        self.opt_step += 1
         self.event("after_step")
         self.opt.zero_grad(set_to_none=True)
+
+    def _no_sync(self, skip: bool):
+        """Across processes, gradients of batches that do not step stay local (no all-reduce)."""
+        no_sync = getattr(self.backend, "no_backward_sync", None)
+        return no_sync(self.model, True) if skip and no_sync is not None else contextlib.nullcontext()
 
     def valid_step(self):
         with self.backend.autocast():
@@ -222,42 +295,53 @@ class Learner:
     # --- schedules --------------------------------------------------------------------------
     def fit_one_cycle(self, n_epoch: int, lr_max=None, *, div: float = 25.0, div_final: float = 1e5,
                       pct_start: float = 0.25, wd: float | None = None, moms=(0.95, 0.85, 0.95),
-                      callbacks: Sequence[Callback] = ()) -> "Learner":
-        """Warm up linearly to `lr_max`, then anneal with a cosine; momentum the other way."""
+                      callbacks: Sequence[Callback] = (), **kwargs) -> "Learner":
+        """Warm up with a cosine to `lr_max`, then anneal with a cosine; momentum the other way
+        (torch's ``OneCycleLR``, step for step; see learner/schedule.py). Other keyword arguments
+        (`reset_opt`, `accumulate`, `checkpoint_dir`, `checkpoint_every`, `resume`) go to `fit`."""
         lr_max = 1e-3 if lr_max is None else lr_max
 
-        def schedule(pct):
+        def schedule(step, total):
             lrs = as_tuple(lr_max)
-            pairs = [one_cycle(pct, m, div, div_final, pct_start, moms) for m in lrs]
+            pairs = [one_cycle_at(step, total, m, div, div_final, pct_start, moms) for m in lrs]
             return (tuple(p[0] for p in pairs) if len(pairs) > 1 else pairs[0][0]), pairs[0][1]
 
-        return self.fit(n_epoch, lr_max, wd=wd, callbacks=callbacks, schedule=schedule)
+        return self.fit(n_epoch, lr_max, wd=wd, callbacks=callbacks, schedule=schedule, **kwargs)
 
     def freeze(self) -> "Learner":
-        from .models import set_backbone_trainable
+        """Train only the last layer group (the head); BatchNorm layers stay trainable (fastai's
+        train_bn). A model without a backbone/head split is split into its last child module and
+        everything before it; a model with a single layer cannot be frozen (a clear error)."""
+        from .models import layer_groups, set_trainable
 
-        set_backbone_trainable(self._task_model(), False)
+        groups = layer_groups(self._task_model(), need_split=True)
+        for g in groups[:-1]:
+            set_trainable(g, False)
         return self
 
     def unfreeze(self) -> "Learner":
-        from .models import set_backbone_trainable
+        from .models import layer_groups, set_trainable
 
-        set_backbone_trainable(self._task_model(), True)
+        for g in layer_groups(self._task_model()):
+            set_trainable(g, True)
         return self
 
     def fine_tune(self, epochs: int, base_lr: float = 2e-3, freeze_epochs: int = 1, lr_mult: float = 100,
                   pct_start: float = 0.3, div: float = 5.0, **kwargs) -> "Learner":
         """fastai's recipe: train the head with the backbone frozen, then everything, with a lower
-        learning rate for the backbone (`base_lr / 2 / lr_mult`) than for the head (`base_lr / 2`)."""
+        learning rate for the backbone (`base_lr / 2 / lr_mult`) than for the head (`base_lr / 2`).
+        One optimizer serves both phases, so Adam's moments carry over (as in fastai)."""
         self.freeze()
         if freeze_epochs > 0:
             self.fit_one_cycle(freeze_epochs, base_lr, pct_start=0.99, **kwargs)
         self.unfreeze()
         base_lr /= 2
+        kwargs.pop("reset_opt", None)  # the second phase continues with the first phase's optimizer
         return self.fit_one_cycle(epochs, (base_lr / lr_mult, base_lr), pct_start=pct_start, div=div, **kwargs)
 
     def lr_find(self, start_lr: float = 1e-7, end_lr: float = 10.0, num_it: int = 100, *, plot: bool = False):
-        """Sweep the learning rate upward over a few batches; restore the model; suggest a rate."""
+        """Sweep the learning rate upward over a few batches through the learner's own
+        `train_step` and callbacks; restore the model; suggest a rate (see learner/lr_find.py)."""
         from .lr_find import lr_find
 
         result = lr_find(self, start_lr=start_lr, end_lr=end_lr, num_it=num_it)
@@ -275,7 +359,7 @@ class Learner:
             saved = self.valid_loader, self._valid_dl
             self.valid_loader, self._valid_dl = loader, self.backend.setup_dataloader(loader)
         try:
-            with seeded_torch_rng(self.seed), self.model_context():
+            with seeded_torch_rng(self.seed, self.device), self.model_context():
                 self.fit_seed, self.epoch = self.seed, 0
                 self._run_phase(train=False)
         finally:
@@ -325,6 +409,19 @@ class Learner:
         from .serialization import save_learner
 
         return save_learner(self, path)
+
+    def export(self, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
+               **kwargs):
+        """Export the model with its task: ONNX (``quantize="int8"`` optional) or .pt2; see hotstart/export/."""
+        from ..export import export
+
+        return export(self, path, format, quantize=quantize, calibrate=calibrate, **kwargs)
+
+    def summary(self, **kwargs) -> str:
+        """Print each layer's output shape and parameter count (computed on meta tensors); see summary.py."""
+        from .summary import summary
+
+        return summary(self, **kwargs)
 
     def show_batch(self, n: int = 9, **kwargs):
         """Training samples, augmented as the model sees them, decoded for display (a Figure)."""

@@ -1,9 +1,17 @@
 """`lr_find`: Leslie Smith's learning-rate range test, as in fastai.
 
 The learning rate grows exponentially from `start_lr` to `end_lr` over `num_it` training batches
-(fewer if the loss diverges). The model's and optimizer's state are kept in memory and restored
-afterwards; nothing is written to disk. The suggestion is the "valley": the middle of the longest
-stretch where the smoothed loss keeps falling, which is robust to the noise at both ends.
+(fewer if the loss diverges). Each batch goes through the learner's own `train_step` with its
+callbacks (a `train_step` or `compute_loss` override, `GradientClip`, ...), with the events of a
+fit's training phase: before_fit, before_train, the batch events, after_train, after_fit. There
+is no validation and no epoch ends, so no history row is written; the Recorder's per-batch losses
+are put back as they were. The model's state is kept in memory and restored afterwards, the
+optimizer is a temporary one (the learner's own optimizer and its state are untouched), and
+nothing is written to disk.
+
+The suggestion is fastai's "valley": the longest stretch over which the smoothed loss keeps
+falling (the longest decreasing subsequence), and the learning rate 2/3 of the way down it,
+which is robust to the noise at both ends of the curve.
 """
 from __future__ import annotations
 
@@ -11,9 +19,7 @@ import copy
 import math
 from dataclasses import dataclass, field
 
-import torch
-
-from .data import set_epoch
+from .callbacks.base import Callback, CancelFit
 from .rng import derive_seed, seeded_torch_rng
 
 
@@ -39,55 +45,82 @@ class LRFindResult:
         return ax
 
 
+class _LRFinder(Callback):
+    """Records the smoothed loss after each step; stops after `num_it` steps or when it diverges."""
+
+    order = 100  # after every other callback has seen the batch
+
+    def __init__(self, result, num_it, beta, stop_div):
+        self.result, self.num_it, self.beta, self.stop_div = result, num_it, beta, stop_div
+        self.avg, self.best, self.step = 0.0, math.inf, 0
+
+    def after_batch(self):
+        learner = self.learner
+        self.step += 1
+        value = float(learner.loss.detach())
+        if not math.isfinite(value):
+            raise CancelFit("the loss diverged")
+        self.avg = self.beta * self.avg + (1 - self.beta) * value
+        smooth = self.avg / (1 - self.beta ** self.step)
+        self.result.lrs.append(learner.opt.param_groups[-1]["lr"])
+        self.result.losses.append(smooth)
+        self.best = min(self.best, smooth)
+        if smooth > self.stop_div * self.best or self.step >= self.num_it:
+            raise CancelFit("lr_find is done")
+
+
 def lr_find(learner, start_lr=1e-7, end_lr=10.0, num_it=100, beta=0.98, stop_div=4.0) -> LRFindResult:
+    from .callbacks.nan_guard import NonFiniteLossError
+
     learner._setup()
     model = learner._task_model()
     saved = copy.deepcopy(model.state_dict())
     was_training = model.training
+    rec = learner.recorder
+    saved_rec = list(rec.losses), list(rec.lrs)
+    fit_attrs = ("opt", "schedule", "accumulate", "n_epoch", "n_iter", "total_steps", "train_iter", "opt_step",
+                 "fit_seed", "epoch", "steps_per_epoch")
+    saved_attrs = {k: getattr(learner, k) for k in fit_attrs if hasattr(learner, k)}
     result = LRFindResult()
+    finder = _LRFinder(result, num_it, beta, stop_div)
+    n = max(1, num_it - 1)
+    seed = derive_seed(learner.seed, 10_000 + learner._fits)
     try:
-        with seeded_torch_rng(derive_seed(learner.seed, 10_000 + learner._fits)), learner.model_context():
-            opt = learner.make_optimizer(start_lr, None)
+        with seeded_torch_rng(seed, learner.device), learner.model_context(), learner.added_cbs([finder]):
+            learner.opt = learner.make_optimizer(start_lr, None)  # a temporary optimizer, not the learner's
             model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
-            model.train()
-            avg, best, step = 0.0, math.inf, 0
-            epoch = 0
-            while step < num_it:
-                set_epoch(learner.train_loader, epoch, learner.seed)
-                for batch in learner._train_dl:
-                    lr = start_lr * (end_lr / start_lr) ** (step / max(1, num_it - 1))
-                    for g in opt.param_groups:
-                        g["lr"] = lr
-                    xb, yb = learner.backend.to_device(batch)
-                    with learner.backend.autocast():
-                        loss = learner.compute_loss(learner.model(xb), yb)
-                    learner.backend.backward(loss)
-                    opt.step()
-                    opt.zero_grad(set_to_none=True)
-                    value = float(loss.detach())
-                    step += 1
-                    if not math.isfinite(value):
-                        break
-                    avg = beta * avg + (1 - beta) * value
-                    smooth = avg / (1 - beta ** step)
-                    result.lrs.append(lr)
-                    result.losses.append(smooth)
-                    best = min(best, smooth)
-                    if smooth > stop_div * best or step >= num_it:
-                        break
-                else:
-                    epoch += 1
-                    continue
-                break
+            learner.schedule = lambda step, total: (start_lr * (end_lr / start_lr) ** (step / n), None)
+            learner.accumulate, learner.n_iter = 1, len(learner._train_dl)
+            learner.n_epoch = -(-num_it // learner.n_iter)
+            learner.steps_per_epoch, learner.total_steps = learner.n_iter, num_it
+            learner.train_iter, learner.opt_step, learner.fit_seed = 0, 0, seed
+            try:
+                learner.event("before_fit")
+                for epoch in range(learner.n_epoch):
+                    learner.epoch = epoch
+                    learner._run_phase(train=True)
+            except (CancelFit, NonFiniteLossError):  # done, or the loss diverged (the guard saw it first)
+                pass
+            finally:
+                learner.event("after_fit")
     finally:
         model.load_state_dict(saved)
+        model.zero_grad(set_to_none=True)
         model.train(was_training)
+        rec.losses[:], rec.lrs[:] = saved_rec
+        for k in fit_attrs:
+            if k in saved_attrs:
+                setattr(learner, k, saved_attrs[k])
+            elif k != "opt":
+                learner.__dict__.pop(k, None)
+        if "opt" not in saved_attrs:
+            learner.opt = None
     result.suggestion = valley(result.lrs, result.losses)
     return result
 
 
 def valley(lrs, losses) -> float:
-    """fastai's valley: the longest decreasing run of the loss; 2/3 of the way down it."""
+    """fastai's valley: the longest decreasing run (subsequence) of the loss; the rate 2/3 of the way down it."""
     n = len(losses)
     if n < 3:
         return lrs[0] if lrs else math.nan

@@ -23,7 +23,7 @@ class TaskModel(nn.Module):
             torch._dynamo.maybe_mark_dynamic(x, 0)
         return self.head(self.backbone(x))
 
-    compiled_with = None  # set by hotstart.warmup.cache.compile_backbone
+    compiled_with = None  # set by hotstart.compile_cache.compile_backbone
 
 
 class SmallCNN(nn.Module):
@@ -61,7 +61,9 @@ def build_backbone(backbone, *, in_chans: int, size, pretrained: bool = False) -
 
         if not timm.is_model(backbone):
             close = timm.list_models(f"*{backbone.split('_')[0]}*")[:8]
-            raise ValueError(f"backbone {backbone!r} is not a timm model name; similar: {close}")
+            from ..errors import UsageError
+
+            raise UsageError(f"backbone {backbone!r} is not a timm model name; similar: {close}")
         net = timm.create_model(backbone, pretrained=pretrained, num_classes=0, in_chans=in_chans)
         return net, {"kind": "timm", "name": backbone, "in_chans": in_chans}
     if isinstance(backbone, nn.Module):
@@ -85,11 +87,12 @@ def num_features(backbone: nn.Module, in_chans: int, size) -> int:
     n = getattr(backbone, "num_features", None)
     if isinstance(n, int) and n > 0:
         return n
-    was_training = backbone.training
-    backbone.eval()
-    with torch.no_grad():
-        out = backbone(torch.zeros(1, in_chans, *size))
-    backbone.train(was_training)
+    from ..tasks.checks import forward_failure, run_on_meta
+
+    try:  # on meta tensors: no activation memory, and a clear error if the input does not fit
+        out, _ = run_on_meta(backbone, (1, in_chans, *size))
+    except Exception as e:
+        raise forward_failure(e, (1, in_chans, *size), "an input of shape") from e
     if out.ndim != 2:
         raise ValueError(f"the backbone must return (batch, features); it returned shape {tuple(out.shape)}")
     return int(out.shape[1])
@@ -107,7 +110,39 @@ def timm_stats(name: str):
 
 def set_backbone_trainable(model: TaskModel, trainable: bool) -> None:
     """Freeze or unfreeze the backbone; BatchNorm layers stay trainable (as fastai's train_bn)."""
-    for m in model.backbone.modules():
-        is_norm = isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.LayerNorm, nn.GroupNorm))
+    set_trainable(model.backbone, trainable)
+
+
+_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.LayerNorm, nn.GroupNorm)
+
+
+def set_trainable(module: nn.Module, trainable: bool) -> None:
+    """Freeze or unfreeze `module`; normalization layers stay trainable (as fastai's train_bn)."""
+    for m in module.modules():
+        is_norm = isinstance(m, _NORMS)
         for p in m.parameters(recurse=False):
             p.requires_grad_(trainable or is_norm)
+
+
+def layer_groups(model: nn.Module, need_split: bool = False) -> list[nn.Module]:
+    """The model's layer groups, first to last: what `freeze` keeps frozen (all but the last) and
+    what a (low, high) learning-rate pair spreads over.
+
+    A `TaskModel` (or any model with ``backbone`` and ``head``): [backbone, head]. Any other model
+    whose parameters all live in child modules, two or more of them: [the children before the
+    last, the last child] (fastai's default split for a model it cannot split otherwise is one
+    group, whose `freeze` does nothing; training the last layer alone is what `fine_tune` means).
+    Otherwise one group; with `need_split`, that is an error naming the model."""
+    if hasattr(model, "backbone") and hasattr(model, "head"):
+        return [model.backbone, model.head]
+    children = [c for c in model.children() if any(True for _ in c.parameters())]
+    direct = any(True for _ in model.parameters(recurse=False))
+    if len(children) >= 2 and not direct:
+        return [nn.ModuleList(children[:-1]), children[-1]]
+    if need_split:
+        raise ValueError(
+            f"cannot freeze {type(model).__name__}: freeze / unfreeze / fine_tune train the last layer group "
+            f"alone, and this model has {len(children)} child module(s) with parameters"
+            f"{' and parameters of its own' if direct else ''}. Build it with backbone=... (hotstart adds the "
+            f"task's head), give the model `backbone` and `head` attributes, or use fit / fit_one_cycle")
+    return [model]

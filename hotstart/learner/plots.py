@@ -91,6 +91,9 @@ def show_batch(learner, n: int = 9, *, ncols: int = 3, figsize=None):
 
 
 def _validation_predictions(learner, n: int):
+    if learner.valid_loader is None:
+        raise ValueError("show_results: this learner has no validation data (it was loaded for prediction only); "
+                         "load it with data (load_learner(path, data=...)) or use predict() on raw inputs")
     ds = learner.valid_loader.dataset
     n = min(int(n), len(ds))
     ds.epoch = 0

@@ -2,54 +2,130 @@
 
 ``task.json`` holds the task (blocks, encodings, classes, size, normalization stats) and how to
 rebuild the model (backbone config, head input width), so `load_learner` needs no user code and
-unpickles nothing. Each file is written to a temporary name in the same folder and renamed into
-place, so an interrupted save never leaves a half-written file behind.
+unpickles nothing.
+
+The two files are one unit: `save_learner` writes them into a temporary folder beside the target
+and swaps the folders (hotstart/atomic_folder.py), so a reader, or a process killed at any moment
+during a save, sees the old model or the new one, never new weights beside an old task.
+
+A model is saved only if it works: parameters and buffers (BatchNorm's running statistics) must
+be finite. Anything wrong with a saved folder (damaged JSON, missing keys, wrong types, a
+truncated weights file, weights of another model) is a `SavedModelError` naming the file.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ..atomic import atomic_write_bytes
+from ..atomic_folder import read_folder, write_folder
+from ..errors import SavedModelError, UsageError
 
 FORMAT = "hotstart.learner/1"
+WEIGHTS, TASK = "weights.safetensors", "task.json"
 
 
 def save_learner(learner, path) -> Path:
     from safetensors.torch import save as st_save
 
     if learner.task is None:
-        raise ValueError("save needs the learner's task (build the learner with tasklearner)")
+        raise UsageError("save needs the learner's task (build the learner with tasklearner)")
     path = Path(path)
     state = {k: v.detach().cpu().contiguous() for k, v in learner._task_model().state_dict().items()}
+    bad = non_finite(state)
+    if bad:
+        raise SavedModelError(
+            f"not saving to {path}: the model is broken, {_names(bad)} hold NaN or infinite values "
+            f"(did training diverge? try a lower learning rate)")
     meta = {"format": FORMAT, "task": learner.task.to_dict(), "model": learner.model_config}
-    atomic_write_bytes(path / "weights.safetensors", st_save(state, metadata={"format": FORMAT}))
-    atomic_write_bytes(path / "task.json", json.dumps(meta, indent=2).encode())
+    write_folder(path, {WEIGHTS: st_save(state, metadata={"format": FORMAT}),
+                        TASK: json.dumps(meta, indent=2).encode()})
     return path
 
 
-def read_meta(path) -> dict:
+def non_finite(state: dict) -> list[str]:
+    """Names of the floating-point tensors in `state` that hold a NaN or an infinity."""
+    import torch
+
+    return [k for k, v in state.items() if torch.is_floating_point(v) and not bool(torch.isfinite(v).all())]
+
+
+def _names(keys: list[str], n: int = 5) -> str:
+    return ", ".join(keys[:n]) + (f" and {len(keys) - n} more" if len(keys) > n else "")
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+def _read(path) -> tuple[Path, dict, bytes]:
+    """(folder, meta, weights bytes) of one complete save: both files from the same save."""
     path = Path(path)
-    f = path / "task.json"
-    if not f.is_file():
-        raise FileNotFoundError(f"{f} not found: is {path} a folder written by Learner.save?")
     try:
-        meta = json.loads(f.read_text())
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{f} is not valid JSON: {e}") from None
+        folder, files = read_folder(path, [TASK, WEIGHTS])
+    except FileNotFoundError as e:
+        raise FileNotFoundError(f"{e}: is {path} a folder written by Learner.save?") from None
+    return folder, parse_meta(files[TASK], folder / TASK), files[WEIGHTS]
+
+
+def parse_meta(data: bytes, where) -> dict:
+    """The checked top level of a ``task.json``; `where` names the file in errors."""
+    try:
+        meta = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SavedModelError(f"{where} is not valid JSON: {e}") from None
+    if not isinstance(meta, dict):
+        raise SavedModelError(f"{where} should hold a JSON object, it holds {type(meta).__name__}")
     if meta.get("format") != FORMAT:
-        raise ValueError(f"{f} has format {meta.get('format')!r}, expected {FORMAT!r}")
+        raise SavedModelError(f"{where} has format {meta.get('format')!r}, expected {FORMAT!r}")
+    for key in ("task", "model"):
+        if not isinstance(meta.get(key), dict):
+            what = "is missing" if key not in meta else f"should be a JSON object, not {meta[key]!r}"
+            raise SavedModelError(f"{where}: {key!r} {what}")
     return meta
 
 
-def load_weights(learner, path) -> None:
-    from safetensors.torch import load_file
+def read_meta(path) -> dict:
+    """The parsed ``task.json`` of the saved folder `path`."""
+    return _read(path)[1]
 
-    f = Path(path) / "weights.safetensors"
-    if not f.is_file():
-        raise FileNotFoundError(f"{f} not found")
-    state = load_file(str(f))
-    learner._task_model().load_state_dict(state, strict=True)
+
+def _rebuild(what: str, where, build):
+    """Run `build()`; turn what a damaged description makes it raise into a SavedModelError."""
+    try:
+        return build()
+    except SavedModelError:
+        raise
+    except KeyError as e:
+        raise SavedModelError(f"{where}: cannot rebuild the {what}: the key {e} is missing") from e
+    except (TypeError, ValueError, AttributeError, IndexError, RuntimeError) as e:
+        raise SavedModelError(f"{where}: cannot rebuild the {what}: {e}") from e
+
+
+def _load_state(model, data: bytes, where) -> None:
+    """Weights from safetensors bytes into `model`, or a SavedModelError saying what does not fit."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    try:
+        state = load(data)
+    except SafetensorError as e:
+        raise SavedModelError(f"{where} is damaged or not a safetensors file ({len(data)} bytes): {e}") from None
+    expected = model.state_dict()
+    missing = [k for k in expected if k not in state]
+    unexpected = [k for k in state if k not in expected]
+    shapes = [f"{k} {tuple(state[k].shape)} != {tuple(v.shape)}" for k, v in expected.items()
+              if k in state and state[k].shape != v.shape]
+    if missing or unexpected or shapes:
+        parts = [f"missing {_names(missing)}" if missing else "",
+                 f"unexpected {_names(unexpected)}" if unexpected else "",
+                 f"other shapes (file != model): {_names(shapes)}" if shapes else ""]
+        raise SavedModelError(f"{where} holds the weights of another model than task.json describes: "
+                              + "; ".join(p for p in parts if p))
+    model.load_state_dict(state, strict=True)
+
+
+def load_weights(learner, path) -> None:
+    """Load the weights saved in the folder `path` into `learner`'s model."""
+    folder, _, data = _read(path)
+    _load_state(learner._task_model(), data, folder / WEIGHTS)
 
 
 def load_learner(path, data=None, *, model=None, **kwargs):
@@ -58,21 +134,23 @@ def load_learner(path, data=None, *, model=None, **kwargs):
     With `data`, the learner can keep training (``tasklearner`` arguments go in `kwargs`);
     without, it is ready for `predict`. A model built from your own ``nn.Module`` backbone
     cannot be rebuilt from JSON: pass it as `model=` (the full model, backbone and head).
+    A damaged or mismatched folder raises `SavedModelError` naming the file.
     """
     from ..tasks import SupervisedTask
     from .models import TaskModel, backbone_from_config
     from .tasklearner import tasklearner
 
-    meta = read_meta(path)
-    task = SupervisedTask.from_dict(meta["task"])
+    folder, meta, weights = _read(path)
+    where = folder / TASK
+    task = _rebuild("task", where, lambda: SupervisedTask.from_dict(meta["task"]))
     cfg = meta["model"]
     if model is None and cfg.get("kind") == "unet":
         from .unet import unet_from_config
 
-        model = unet_from_config(cfg)
+        model = _rebuild("model", where, lambda: unet_from_config(cfg))
     elif model is None:
-        backbone = backbone_from_config(cfg["backbone"])
-        model = TaskModel(backbone, task.head(cfg["num_features"]))
+        model = _rebuild("model", where, lambda: TaskModel(backbone_from_config(cfg["backbone"]),
+                                                           task.head(cfg["num_features"])))
     learner = tasklearner(task, data, model=model, _model_config=cfg, **kwargs)
-    load_weights(learner, path)
+    _load_state(learner._task_model(), weights, folder / WEIGHTS)
     return learner

@@ -32,7 +32,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
                 validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
                 seed: int | None = None, num_workers: int = 0, compile=False, device=None, precision=None,
                 pretrained: bool = False, progress: bool = True, wd: float = 0.01, _model_config=None):
-    from ..datasets.containers import as_data, split_random
+    from ..datasets.containers import as_data, split_train_valid
     from .backend import make_backend
     from .compiling import maybe_compile
     from .data import TaskDataset, make_loader
@@ -68,6 +68,9 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         else:
             model_config = _model_config or {"backbone": {"kind": "module", "class": type(model).__qualname__}}
 
+    if data is not None and hasattr(task, "check"):
+        task.check(model)  # shapes on meta tensors, before any data is read or weight trained (tasks/checks.py)
+
     dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
     backend = make_backend(
         accelerator=device or (dev.accelerator if dev else None),
@@ -76,7 +79,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         precision=precision or (dev.precision if dev else None),
     )
     model = maybe_compile(model, compile, task=task, backbone=backbone, size=size, batch_size=batch_size,
-                          device=backend.device, precision=precision)
+                          device=backend.device, precision=getattr(backend, "precision", None))
 
     train_loader = valid_loader = None
     if data is not None:
@@ -87,12 +90,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         if validdata is not None:
             validdata = as_data(validdata)
             _check_targets(task, validdata)
-            train, valid = data, validdata
-        elif {"train", "valid"} <= set(getattr(data, "splits", {})):
-            train, valid = data.split("train"), data.split("valid")
-        else:
-            train_idx, valid_idx = split_random(len(data[0]), valid_pct, seed)
-            train, valid = data.subset(train_idx), data.subset(valid_idx)
+        # the "train" / "valid" splits when the data has them; a "test" split is never used here
+        train, valid = split_train_valid(data, valid_pct, seed, validdata)
         pin = backend.device.type == "cuda"
         train_loader = make_loader(TaskDataset(task, train, "training", seed), batch_size=batch_size, train=True,
                                    num_workers=num_workers, seed=seed, pin_memory=pin)
@@ -106,7 +105,16 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
 
 
 def _check_targets(task, data) -> None:
-    """Targets are cheap to read (no I/O): check them all now, not at batch 300 of epoch 2."""
+    """Targets are cheap to read (no I/O): check them all now, not at batch 300 of epoch 2.
+
+    Not for a map-style dataset (``dataset[i] -> (x, y)``): its targets come only with whole
+    samples, images included, so reading them all would cost an epoch before the first one. Those
+    targets are checked as each sample is encoded, and the error names the sample's index.
+    """
+    from ..datasets.containers import reads_whole_samples
+
+    if reads_whole_samples(data[1]):
+        return
     block = task.target_block
     for i in range(len(data[1])):
         block.validate(data[1][i], where=f"target of sample {i}")

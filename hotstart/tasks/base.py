@@ -13,14 +13,20 @@ import numpy as np
 
 from ..blocks import Block, BlockValueError
 from ..encodings import Context, Encoding
+from ..errors import SampleError
+from ..kinds import KindRegistry, freeze
 
 
 class SupervisedTask:
-    _kinds: ClassVar[dict[str, type["SupervisedTask"]]] = {}
+    # The name in JSON: the short name for hotstart's own tasks, module.qualname for others
+    # (see hotstart/kinds.py); every subclass registers itself when it is defined. A subclass's
+    # `to_dict` writes ``"kind": self.kind``.
+    kind: ClassVar[str] = "SupervisedTask"
+    _kinds: ClassVar[KindRegistry] = KindRegistry("task")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        SupervisedTask._kinds[cls.__name__] = cls
+        cls.kind = SupervisedTask._kinds.register(cls)
 
     def __init__(self, blocks: Sequence[Block], encodings: Sequence[Encoding]):
         blocks = tuple(blocks)
@@ -58,9 +64,17 @@ class SupervisedTask:
                 b.validate(v)
             for enc, blocks in self._stages():
                 values = enc.encode_sample(blocks, values, context, rng)
-        except (BlockValueError, ValueError, TypeError) as e:
+        except BlockValueError as e:  # the data does not fit its block
             if where:
-                raise type(e)(f"{where}: {e}") from e
+                raise BlockValueError(f"{where}: {e}") from e
+            raise
+        except ValueError as e:  # an encoding refused the value: say which sample, keep the cause
+            if where:
+                raise SampleError(f"{where}: {e}") from e
+            raise
+        except TypeError as e:  # likely a bug: keep its type and traceback, add which sample
+            if where:
+                e.add_note(f"while encoding {where}")
             raise
         return tuple(values)
 
@@ -126,19 +140,25 @@ class SupervisedTask:
     def decode_output(self, output) -> tuple[Any, Any]:
         raise NotImplementedError
 
+    def check(self, model) -> dict:
+        """Does `model` fit this task? Checked on meta tensors (no data, no activation memory); raises
+        an error that says what to change. See hotstart/tasks/checks.py."""
+        from .checks import check_model
+
+        return check_model(self, model)
+
     # --- JSON ---------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"kind": "SupervisedTask", "blocks": [b.to_dict() for b in self.blocks],
+        return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
                 "encodings": [e.to_dict() for e in self.encodings]}
 
     @staticmethod
     def from_dict(d: dict) -> "SupervisedTask":
+        """The task a `to_dict` result describes (`UnknownKindError` for an unknown kind)."""
+        if not isinstance(d, dict):
+            raise TypeError(f"a task is described by a dict (JSON object), got {d!r}")
         d = dict(d)
-        kind = d.pop("kind", None)
-        cls = SupervisedTask._kinds.get(kind) or (SupervisedTask if kind == "SupervisedTask" else None)
-        if cls is None:
-            raise ValueError(f"unknown task kind {kind!r}; known: {sorted(SupervisedTask._kinds) + ['SupervisedTask']}")
-        return cls._from_params(d)
+        return SupervisedTask._kinds.resolve(d.pop("kind", None))._from_params(d)
 
     @classmethod
     def _from_params(cls, d: dict) -> "SupervisedTask":
@@ -147,7 +167,8 @@ class SupervisedTask:
     def __eq__(self, other):
         return type(self) is type(other) and self.to_dict() == other.to_dict()
 
-    __hash__ = object.__hash__
+    def __hash__(self):
+        return hash((type(self), freeze(self.to_dict())))  # equal tasks hash equal
 
     def __repr__(self):
         return f"{type(self).__name__}(blocks={self.blocks!r})"
@@ -175,6 +196,9 @@ class SupervisedTask:
         text = out.getvalue()
         print(text, end="", file=file)
         return text
+
+
+SupervisedTask._kinds.register(SupervisedTask)  # the base class is a task of its own ("SupervisedTask")
 
 
 def _describe_value(v) -> str:

@@ -17,6 +17,8 @@ class _ImageClassification(SupervisedTask):
         name = type(self).__name__
         if len(blocks) != 2 or not isinstance(blocks[0], Image) or type(blocks[1]) is not self.target_kind:
             raise TypeError(f"{name} needs blocks=(Image(), {self.target_kind.__name__}(classes)), got {blocks!r}")
+        if hasattr(blocks[1], "check_trainable"):
+            blocks[1].check_trainable(name)
         projective = ProjectiveTransforms(size, augment=augment)
         self.size = projective.size
         self.augment = projective.augment  # JSON-native, so to_dict round-trips unchanged
@@ -49,7 +51,7 @@ class _ImageClassification(SupervisedTask):
 
     def to_dict(self) -> dict:
         mean, std = self.stats
-        return {"kind": type(self).__name__, "blocks": [b.to_dict() for b in self.blocks],
+        return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
                 "size": list(self.size), "augment": self.augment, "mean": list(mean), "std": list(std)}
 
     @classmethod

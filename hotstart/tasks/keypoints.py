@@ -33,6 +33,9 @@ class ImageKeypointRegression(SpatialImageTask):
     def n(self) -> int:
         return self.blocks[1].n
 
+    def output_shape(self) -> tuple[int]:
+        return (2 * self.n,)
+
     def head(self, num_features: int):
         import torch.nn as nn
 
@@ -75,10 +78,11 @@ class ImageKeypointRegression(SpatialImageTask):
     def decode_prediction(self, output, raw_input):
         """(2n,) output -> (points (n, 2) in pixels of `raw_input`, the raw scaled output).
 
-        Inference resizes the image to `size`; torchvision's keypoint resize multiplies by the
-        size ratio, so this divides by it.
+        Inference resizes the image to `size`, which maps x to (x + 0.5) * r - 0.5 (pixel centres
+        at integers, see ProjectiveTransforms); this is its inverse.
         """
         points, out = self.decode_output(output)
         img = self.blocks[0].to_pil(raw_input)
         h, w = self.size
-        return (points * np.array([img.width / w, img.height / h], dtype=np.float32)).astype(np.float32), out
+        ratio = np.array([img.width / w, img.height / h], dtype=np.float32)
+        return ((points + 0.5) * ratio - 0.5).astype(np.float32), out

@@ -29,6 +29,10 @@ class ImageSegmentation(SpatialImageTask):
     def out_channels(self) -> int:
         return len(self.classes)
 
+    def output_shape(self) -> tuple[int, int, int]:
+        """What the model outputs per sample: a logit map per class, at the encoded size."""
+        return (len(self.classes), *self.size)
+
     def head(self, num_features: int):
         raise TypeError("ImageSegmentation has no pooled head: its model is a U-Net decoder on the backbone's "
                         "features (model_kind='unet'); build it with tasklearner")

@@ -7,10 +7,11 @@
 In Python: ``hotstart.warmup.run(only=None, budget=None, cache_dir=None) -> WarmupReport``.
 It is free of side effects: global RNGs, torch flags and ``os.environ`` come out as they went
 in (see guard.py); it writes only to its cache folder and the system temp folder.
+
+The cache itself (folder, manifest, ``compile="auto"`` policy) lives in hotstart.compile_cache;
+its public names are re-exported here for convenience.
 """
-from .cache import cache_dir, inductor_cache
-from .manifest import config_key, is_warm, read_manifest
-from .policy import should_compile
+from ..compile_cache import cache_dir, config_key, inductor_cache, is_warm, read_manifest, should_compile
 from .runner import WarmupReport, WorkloadResult, run, status
 from .workloads import Registry, Workload, builtin_workloads
 

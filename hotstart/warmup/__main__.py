@@ -6,7 +6,6 @@ Exit code 0 unless --strict is given and a workload failed: a warmup never break
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 
 
@@ -17,7 +16,9 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="+", metavar="PATTERN", help="run only workloads matching these names (fnmatch)")
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="stop cleanly after this long")
     p.add_argument("--dry-run", action="store_true", help="show what would run, run nothing")
-    p.add_argument("--clear", action="store_true", help="delete the cache folder (then run, unless --status/--list)")
+    p.add_argument("--clear", action="store_true",
+                   help="delete the compile cache and its manifest, never downloaded datasets (then run, if "
+                        "--only/--module is given)")
     p.add_argument("--status", action="store_true", help="show what is warm for this torch version and device")
     p.add_argument("--module", action="append", default=[], metavar="MOD",
                    help="import MOD and add the workloads of its Registry objects (repeatable)")
@@ -27,20 +28,34 @@ def main(argv=None) -> int:
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
 
-    from .cache import cache_dir
+    from ..compile_cache.cache import cache_dir
 
     root = cache_dir(args.cache_dir)
     if args.clear:
-        if root.exists():
-            shutil.rmtree(root)
-        print(f"cleared {root}")
+        from ..compile_cache.clear import NotACompileCache, clear
+
+        try:
+            removed = clear(root)
+        except NotACompileCache as e:
+            print(f"error: refusing to clear: {e}", file=sys.stderr)
+            return 2
+        except OSError as e:
+            print(f"error: could not clear {root}: {e}", file=sys.stderr)
+            return 2
+        print(f"cleared {', '.join(p.name for p in removed)} in {root}" if removed
+              else f"nothing to clear: no compile cache in {root}")
         if not (args.list or args.status or args.dry_run or args.only or args.module):
             return 0
     if args.status:
         from .runner import status
 
+        from ..compile_cache.manifest import load_manifest
+
         entries = status(root)
         print(f"cache: {root}")
+        problem = load_manifest(root)[1]
+        if problem:
+            print(f"note: {problem}")
         if not entries:
             print("nothing is warm yet for this torch version; run: python -m hotstart.warmup")
         for e in entries:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cache import cache_dir as resolve_cache_dir
+from ..compile_cache.cache import cache_dir as resolve_cache_dir
 from .guard import SideEffectGuard
+from .quiet import quiet_torch_notices
 from .workloads import Registry, Workload, builtin_workloads
 
 DEFAULT_MAX_MEMORY_MB = 3072
@@ -29,6 +30,7 @@ class WorkloadResult:
     key: str | None = None       # manifest key (what is now warm)
     error: str | None = None     # one line; the traceback goes to `detail`
     detail: str | None = field(default=None, repr=False)
+    side_effects: list[str] = field(default_factory=list)  # global state it changed, put back by the guard
 
 
 @dataclass
@@ -37,7 +39,7 @@ class WarmupReport:
     seconds: float
     peak_rss_mb: float
     cache_dir: str
-    side_effects: list[str]      # what the guard had to put back (should be empty)
+    side_effects: list[str]      # what the guards had to put back, "workload: what" (should be empty)
 
     @property
     def ok(self) -> bool:
@@ -49,8 +51,8 @@ class WarmupReport:
         for r in self.results:
             lines.append(f"{r.name:<{width}}  {r.status:<8} {r.seconds:>8.1f}  {r.error or ''}")
         lines.append(f"total {self.seconds:.1f} s, peak memory {self.peak_rss_mb:.0f} MB, cache {self.cache_dir}")
-        if self.side_effects:
-            lines.append("side effects put back: " + "; ".join(self.side_effects))
+        for effect in self.side_effects:
+            lines.append(f"put back a side effect: {effect}")
         return "\n".join(lines)
 
 
@@ -92,6 +94,10 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
     root = resolve_cache_dir(cache_dir)
     start = time.perf_counter()
     results: list[WorkloadResult] = []
+    problem = _unwritable(root)
+    if problem is not None:  # never fatal: every workload is reported as failed, and the caller decides
+        results = [WorkloadResult(w.name, "failed", error=problem) for w in workloads]
+        return WarmupReport(results, time.perf_counter() - start, peak_rss_mb(), str(root), [])
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -100,12 +106,12 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
     with SideEffectGuard() as guard:
         import os
 
-        from .cache import ENV_VAR, inductor_cache
+        from ..compile_cache.cache import ENV_VAR, inductor_cache
 
         saved_env = os.environ.get(ENV_VAR)
         os.environ[ENV_VAR] = str(root)  # so tasklearner(compile=True) compiles into this cache
         try:
-            with inductor_cache(root):  # torch's first import of _dynamo (optimizers do it) sets Inductor env vars
+            with inductor_cache(root), quiet_torch_notices():  # torch's first import of _dynamo (optimizers do it) sets Inductor env vars
                 _run_all(workloads, root, budget, max_memory_mb, seed, start, results, bar)
         finally:
             if saved_env is None:
@@ -114,7 +120,24 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
                 os.environ[ENV_VAR] = saved_env
     if bar is not None:
         bar.close()
-    return WarmupReport(results, time.perf_counter() - start, peak_rss_mb(), str(root), guard.changed)
+    effects = [f"{r.name}: {e}" for r in results for e in r.side_effects] + [f"warmup: {e}" for e in guard.changed]
+    return WarmupReport(results, time.perf_counter() - start, peak_rss_mb(), str(root), effects)
+
+
+def _unwritable(root) -> str | None:
+    """Why the cache folder cannot take the compile cache (one line), or None if it can."""
+    import tempfile
+
+    from ..compile_cache.cache import inductor_dir
+
+    try:
+        target = inductor_dir(root)
+        target.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=target):
+            pass
+    except OSError as e:
+        return f"cache folder {root} is not writable ({e.strerror or e}); nothing was warmed"
+    return None
 
 
 def _run_all(workloads, root, budget, max_memory_mb, seed, start, results, bar):
@@ -128,7 +151,10 @@ def _run_all(workloads, root, budget, max_memory_mb, seed, start, results, bar):
             results.append(WorkloadResult(w.name, "skipped", error=f"memory cap {max_memory_mb:.0f} MB reached"))
         else:
             deadline = None if budget is None else start + budget
-            results.append(_run_one(w, root, deadline, seed))
+            with SideEffectGuard() as guard:  # per workload: the report names the one that misbehaved
+                result = _run_one(w, root, deadline, seed)
+            result.side_effects = guard.changed
+            results.append(result)
         if bar is not None:
             bar.update(1)
 
@@ -139,7 +165,7 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
 
     from ..learner import tasklearner
     from ..learner.callbacks import Callback, CancelFit
-    from .manifest import config_key, record
+    from ..compile_cache.manifest import config_key, record
 
     t0 = time.perf_counter()
     try:
@@ -181,7 +207,7 @@ def status(cache_dir=None) -> list[dict]:
     """Manifest entries for this torch version and the devices present."""
     import torch
 
-    from .manifest import read_manifest
+    from ..compile_cache.manifest import read_manifest
 
     devices = {"cpu"} | ({"cuda"} if torch.cuda.is_available() else set())
     entries = read_manifest(cache_dir)["entries"]

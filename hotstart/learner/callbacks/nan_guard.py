@@ -1,7 +1,25 @@
-"""`NonFiniteGuard`: stop on a NaN or infinite loss (or gradient) before it reaches the weights.
+"""`NonFiniteGuard`: stop a fit that diverges, and leave a model that still works.
 
-The check runs after the loss and after the backward pass, before the optimizer step, so the
-model keeps the last good weights and the fit ends with an error that says where it happened.
+Checked at every training batch, before the optimizer step:
+- the loss must be finite (in validation too);
+- the buffers (BatchNorm's running statistics) must be finite: a diverging fit can overflow
+  them while the loss is still finite (in training, BatchNorm normalizes with the batch's own
+  statistics), and the model would only fail later, in validation or after it was saved;
+- the gradients must be finite, except under fp16 mixed precision: there the gradients are still
+  scaled at that point, and an infinite one is what the GradScaler handles, by skipping the step
+  and lowering the scale. The guard then stops only when the scaler gives up: its scale has
+  fallen below `min_scale` (every step for a long while was skipped).
+
+When it stops, the model it leaves works (finite outputs in eval mode):
+- first the buffers are put back as they were before the batch; if the model then gives finite
+  outputs on the last batch that trained well, the failing batch was the problem (bad data)
+  and the model is the one from before it;
+- otherwise training diverged (weights grown so large that eval-mode outputs overflow, or made
+  non-finite by a step): the model is put back to its state at the end of the last epoch that
+  validated (or at the start of the fit), which the guard keeps on the CPU (one copy of the
+  state per epoch), and the optimizer, whose moments belong to the diverged weights, is dropped
+  (the next fit makes a new one).
+`Learner.save` refuses a model with non-finite parameters or buffers all the same.
 """
 from __future__ import annotations
 
@@ -9,19 +27,59 @@ import math
 
 import torch
 
+from ...errors import HotstartError
 from .base import Callback
 
 
-class NonFiniteLossError(FloatingPointError):
-    """The loss or the gradients became NaN or infinite; the weights are the last good ones."""
+class NonFiniteLossError(HotstartError, FloatingPointError):
+    """The loss, the gradients, the buffers or the weights became NaN or infinite; fitting stopped.
+
+    The message says whether the model was kept as it was before the failing batch."""
+
+
+def _all_finite(tensors) -> bool:
+    tensors = [t for t in tensors if t.is_floating_point()]
+    if not tensors:
+        return True
+    # one fused pass (about 1% of a resnet18 step on CPU for the gradients, less for buffers)
+    return bool(torch.isfinite(torch.nn.utils.get_total_norm(tensors, foreach=True)))
 
 
 class NonFiniteGuard(Callback):
     order = -20
 
+    def __init__(self, min_scale: float = 2.0 ** -14):
+        # below fp16's smallest normal number the scaler is shrinking gradients that are not
+        # finite for another reason than fp16's range: it will never recover
+        self.min_scale = float(min_scale)
+        self._buffers = None
+        self._good = None  # (state on the CPU, "where it is from") of a model known to work
+        self._last_xb = None
+
+    def _scaler(self):
+        """The backend's enabled GradScaler (fp16 mixed precision), or None."""
+        scaler = getattr(self.learner.backend, "grad_scaler", None)
+        return scaler if scaler is not None and scaler.is_enabled() else None
+
+    # --- a known-good model to go back to: the start of the fit, then each validated epoch ------
+    def _remember(self, what: str):
+        state = self.learner._task_model().state_dict()
+        self._good = ({k: v.detach().to("cpu", copy=True) for k, v in state.items()}, what)
+
+    def before_fit(self):
+        self._remember("at the start of this fit")
+
+    def after_validate(self):
+        if self._good is not None:  # during a fit: this epoch validated with finite losses
+            self._remember(f"at the end of epoch {self.learner.epoch}, the last one that validated")
+
+    def after_fit(self):
+        self._good = self._buffers = self._last_xb = None
+
+    # --- the checks -------------------------------------------------------------------------
     def before_batch(self):
         # The forward pass updates buffers (BatchNorm's running stats) before the loss is known;
-        # keep a copy so a bad batch's NaNs do not stay in them (a few small tensors per step).
+        # keep a copy so a bad batch leaves them as they were (a few small tensors per step).
         self._buffers = None
         if self.learner.training:
             self._buffers = [(b, b.detach().clone()) for b in self.learner.model.buffers()]
@@ -32,21 +90,67 @@ class NonFiniteGuard(Callback):
             self._stop(f"loss is {loss}")
 
     def after_backward(self):
-        grads = [p.grad for p in self.learner.model.parameters() if p.grad is not None]
-        if grads:
-            # one fused pass over the gradients (about 1% of a resnet18 step on CPU)
-            norm = torch.nn.utils.get_total_norm(grads, foreach=True)
-            if not torch.isfinite(norm):
-                self._stop("gradients are not finite")
+        buffers = [b for b, _ in self._buffers or ()]
+        scaler = self._scaler()
+        self._scale = scaler.get_scale() if scaler is not None else None
+        # scaled gradients (fp16): an infinite one makes the scaler skip the step (see after_step)
+        grads = [] if scaler is not None else [p.grad for p in self.learner.model.parameters() if p.grad is not None]
+        if not _all_finite(buffers + grads):  # one check (one device sync) for both
+            if not _all_finite(buffers):
+                self._stop("buffers (e.g. BatchNorm's running statistics) became NaN or infinite")
+            self._stop("gradients are not finite")
 
+    def after_step(self):
+        scaler = self._scaler()
+        if scaler is not None and getattr(self, "_scale", None) is not None:
+            scale = scaler.get_scale()
+            if scale < self._scale and scale < self.min_scale:
+                self._stop(f"the GradScaler gave up: gradients stayed infinite or NaN while its scale fell to "
+                           f"{scale:.3g} (below {self.min_scale:.3g})")
+        # Weights that the step made non-finite show up as the next batch's non-finite loss (or
+        # the validation's), and `_works` then finds the model broken: no extra check per step.
+        self._last_xb = self.learner.xb  # a batch the model took without failing: the test in _works
+
+    # --- stopping with a working model ------------------------------------------------------
     def _stop(self, what: str):
         learner = self.learner
-        if getattr(self, "_buffers", None):
+        phase = "training" if learner.training else "validation"
+        where = f"at epoch {learner.epoch}, {phase} batch {learner.iter}"
+        if learner.training and self._buffers:
             with torch.no_grad():
                 for buf, saved in self._buffers:
                     buf.copy_(saved)
-        phase = "training" if learner.training else "validation"
-        raise NonFiniteLossError(
-            f"{what} at epoch {learner.epoch}, {phase} batch {learner.iter}; fitting stopped and the model "
-            f"keeps the weights from before this batch. Try a lower learning rate (lr_find) or check the data."
-        )
+            if self._works():  # a bad batch, not a broken model: keep the model from before it
+                state = "the model keeps its weights and buffers from before this batch"
+                raise NonFiniteLossError(f"{what} {where}; fitting stopped and {state}. "
+                                         f"Check the data, or try a lower learning rate (lr_find).")
+        # The model itself is broken (outputs not finite even in eval mode): training diverged.
+        if self._good is not None:
+            good, when = self._good
+            learner._task_model().load_state_dict(good)
+            # the optimizer's state (Adam's moments) belongs to the diverged weights: the next fit
+            # starts a new one (fit rebuilds a missing optimizer)
+            learner.opt = None
+            state = (f"the model was put back to its state {when} (the one after it does not work); "
+                     f"the next fit starts with a new optimizer")
+        else:
+            state = "the model does not work (it cannot be saved): load one saved before"
+        raise NonFiniteLossError(f"{what} {where}; training diverged, fitting stopped and {state}. "
+                                 f"Try a lower learning rate (lr_find).")
+
+    def _works(self) -> bool:
+        """Does the model, in eval mode, give finite outputs on the last batch that trained well?
+
+        Not the failing batch: if its data is bad (a NaN pixel), any model fails on it."""
+        learner, model = self.learner, self.learner.model
+        if self._last_xb is None:  # the first batch failed: the model is the one from the start
+            return False
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad(), learner.backend.autocast():
+                out = model(self._last_xb)
+        finally:
+            model.train(was_training)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        return all(bool(torch.isfinite(o).all()) for o in outs if torch.is_tensor(o))

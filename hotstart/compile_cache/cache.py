@@ -1,4 +1,4 @@
-"""hotstart's compile cache: one persistent folder, shared by the warmup and the learner.
+"""The compile cache's folder: one persistent folder, shared by the warmup and the learner.
 
 Inductor (torch.compile's backend) keeps its FX-graph, AOTAutograd and kernel caches in the
 folder named by ``TORCHINDUCTOR_CACHE_DIR``, falling back to a folder in the system temp dir
@@ -52,25 +52,3 @@ def inductor_cache(root=None):
             if k not in saved:
                 del os.environ[k]
         os.environ.update(saved)
-
-
-class CompiledBackbone:
-    """Marker of how a TaskModel's backbone was compiled (kept on the model, never saved)."""
-
-    def __init__(self, root):
-        self.root = root
-
-
-def compile_backbone(model, *, cache_root=None):
-    """Compile ``model.backbone`` in place (``nn.Module.compile``: state_dict keys unchanged).
-
-    The learner runs fits, validation and prediction inside ``model.compile_context()``, so
-    compilation (forward graphs, and backward graphs compiled lazily at the first backward)
-    reads and writes hotstart's cache and leaves ``os.environ`` as it was.
-    """
-    root = cache_dir(cache_root)
-    with inductor_cache(root):  # importing torch._dynamo already reads (and sets) the cache dir
-        model.backbone.compile()
-    model.compile_context = lambda: inductor_cache(root)  # instance attribute; not in state_dict
-    model.compiled_with = CompiledBackbone(root)
-    return model

@@ -1,0 +1,194 @@
+"""Files that belong together, replaced as a unit: a reader sees the old set or the new, never a mix.
+
+A saved model is two files (``weights.safetensors`` + ``task.json``); renaming each into place
+(hotstart/atomic.py) keeps each file whole, but a crash between the two renames would leave new
+weights beside an old task. So the whole folder is swapped:
+
+1. write every file into a temporary folder beside the target (``.NAME.new-XXXX``), fsync'd;
+2. rename the current folder aside (``.NAME.old-XXXX``), if there is one;
+3. rename the temporary folder to the target;
+4. remove the old folder.
+
+A process killed between 2 and 3 leaves no folder at the target, only the complete old one
+beside it: `read_folder` then reads that (the last committed set), and the next `write_folder`
+puts it back before doing anything else, then removes leftovers of interrupted writes. Killed
+anywhere else, the target holds the old set or the new one. Writers to one parent folder take
+turns (an exclusive ``flock`` on that folder, where the platform has it), so a writer cleaning up
+never removes another writer's temporary folder.
+
+A reader opens the folder once and reads every file through that handle (``dir_fd``), so a swap
+in the middle of a read cannot hand it one file from each set; if the old set is removed while
+it reads, it starts again from the current one.
+
+Files get the mode ``open(path, "w")`` would give them (0644 under umask 022); a new folder gets
+0777 masked by the umask (0755), a replaced folder keeps its mode.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+from .atomic import atomic_write_bytes
+
+__all__ = ["read_folder", "write_folder"]
+
+_NEW, _OLD = ".new-", ".old-"
+
+
+def write_folder(path, files: dict[str, bytes]) -> Path:
+    """Make the folder `path` hold exactly `files` ({name: bytes}), replacing it as a unit.
+
+    An existing folder is replaced only if it holds nothing but names from `files` (what an
+    earlier write of the same set left): anything else there would be deleted with it, so that
+    raises `FileExistsError` instead.
+    """
+    path = Path(os.path.abspath(path))  # "." or "model/" get a real name and parent
+    parent = path.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    with _writers_take_turns(parent):
+        _recover(path, files)
+        mode = _check_replaceable(path, files)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}{_NEW}", dir=parent))
+        old = parent / f".{path.name}{_OLD}{tmp.name.rsplit('-', 1)[-1]}"
+        moved_aside = False
+        try:
+            for name, data in files.items():
+                atomic_write_bytes(tmp / name, data)
+            os.chmod(tmp, mode)
+            _fsync_dir(tmp)
+            if path.exists():
+                os.rename(path, old)
+                moved_aside = True
+            os.rename(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if moved_aside and not path.exists():
+                os.rename(old, path)  # put the old set back: nothing was replaced
+            raise
+        _fsync_dir(parent)
+        if moved_aside:
+            shutil.rmtree(old, ignore_errors=True)  # a leftover is removed by the next write
+    return path
+
+
+def read_folder(path, names) -> tuple[Path, dict[str, bytes]]:
+    """Read the files `names` of one complete set: ``(folder they came from, {name: bytes})``.
+
+    The folder is `path`, or, after a writer was killed mid-swap, the old set beside it.
+    Raises `FileNotFoundError` naming the first missing file when there is no complete set.
+    """
+    path = Path(path)
+    names = list(names)
+    for _ in range(5):  # a concurrent writer may remove a folder while we read it: look again
+        for folder in [path, *_complete_leftovers(path, names, _OLD)]:
+            try:
+                return folder, _read_all(folder, names)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+    missing = next((path / n for n in names if not (path / n).is_file()), path / names[0])
+    raise FileNotFoundError(f"{missing} not found")
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+def _read_all(folder: Path, names: list[str]) -> dict[str, bytes]:
+    if os.open not in os.supports_dir_fd:  # Windows: no directory handles; read by path
+        return {n: (folder / n).read_bytes() for n in names}
+    dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        out = {}
+        for n in names:
+            fd = os.open(n, os.O_RDONLY, dir_fd=dir_fd)
+            with os.fdopen(fd, "rb") as f:
+                out[n] = f.read()
+        return out
+    finally:
+        os.close(dir_fd)
+
+
+def _leftovers(path: Path, tag: str) -> list[Path]:
+    """Folders that interrupted writes of `path` left beside it, newest first."""
+    prefix = f".{path.name}{tag}"
+    try:
+        entries = [path.parent / e for e in os.listdir(path.parent) if e.startswith(prefix)]
+    except FileNotFoundError:
+        return []
+    found = []
+    for p in entries:
+        with contextlib.suppress(FileNotFoundError):
+            found.append((p.lstat().st_mtime_ns, p))
+    return [p for _, p in sorted(found, key=lambda t: t[0], reverse=True)]
+
+
+def _complete_leftovers(path: Path, names, tag: str):
+    for p in _leftovers(path, tag):
+        if p.is_dir() and not p.is_symlink() and all((p / n).is_file() for n in names):
+            yield p
+
+
+def _recover(path: Path, files) -> None:
+    """Finish what a killed writer left: restore the committed set, remove temporary folders."""
+    if not path.exists() and not path.is_symlink():
+        committed = next(_complete_leftovers(path, files, _OLD), None)
+        if committed is not None:
+            os.rename(committed, path)
+    for p in _leftovers(path, _OLD) + _leftovers(path, _NEW):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _check_replaceable(path: Path, files) -> int:
+    """The mode the new folder gets; refuse a target that is not a folder we may replace."""
+    if path.is_symlink():  # swapping would replace the link, not the folder it points to
+        raise FileExistsError(f"{path} is a symbolic link: save into the folder it points to "
+                              f"({os.path.realpath(path)})")
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"{path} exists and is not a folder: cannot save a folder there")
+    if not path.exists():
+        return 0o777 & ~_umask()
+    extra = sorted(set(os.listdir(path)) - set(files))
+    if extra:
+        shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
+        raise FileExistsError(f"{path} holds other files ({shown}): replacing the folder would delete them; "
+                              f"save into a new or empty folder")
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def _umask() -> int:
+    mask = os.umask(0)  # the only portable way to read the umask is to set it and set it back
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make the renames in `path` durable (POSIX); directories cannot be fsync'd on Windows."""
+    if os.name != "posix":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _writers_take_turns(parent: Path):
+    """An exclusive lock on the parent folder for the time of one write (no-op without fcntl)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    fd = os.open(parent, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without locks (some network mounts): write unlocked
+            pass
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -1,0 +1,132 @@
+"""``python -m hotstart export MODEL_DIR ...``: a saved learner to ONNX (fp32 or int8), .pt2, or a bundle.
+
+    python -m hotstart export runs/hotstart --format onnx --out digits.onnx
+    python -m hotstart export runs/hotstart --format onnx --quantize int8 --out digits-int8.onnx
+    python -m hotstart export runs/hotstart --format pt2 --out digits.pt2        # minutes: compiles C++
+    python -m hotstart export runs/hotstart --bundle deploy/                     # model.onnx + predictor.py + README
+    python -m hotstart export runs/hotstart --format web --out digits-web [--vendor node_modules/onnxruntime-web]
+
+MODEL_DIR is a folder written by ``learner.save`` (``train``'s ``--out`` folder works too: its
+``model/`` subfolder is used). int8 calibrates on training images and reports validation accuracy,
+so it needs the data the model was trained on: ``--data`` (a folder or CSV, as for ``train``;
+default: the built-in digits), split with ``--valid-pct`` and ``--seed`` as ``train`` did.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+
+BUNDLE_README = """# {name}: a hotstart model that runs without torch
+
+Files: `model.onnx` (the model; its task, classes and preprocessing are in its metadata) and
+`predictor.py` (numpy + pillow + onnxruntime, nothing else).
+
+    pip install onnxruntime numpy pillow
+    python predictor.py model.onnx image1.png image2.png --top-k 3
+
+or from Python:
+
+    from predictor import Predictor
+    p = Predictor.load("model.onnx")
+    label, probabilities = p.predict("image1.png")
+
+Task: {kind}, input {size} ({channels} channel(s)), {n} classes: {classes}.
+Exported by hotstart {version}.
+"""
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    e = sub.add_parser("export", help="export a saved model to ONNX (fp32/int8), .pt2, or a torch-free bundle",
+                       description="Export MODEL_DIR (a folder written by learner.save) to run outside hotstart.")
+    e.add_argument("model_dir", help="folder written by learner.save (or train's --out folder)")
+    e.add_argument("--format", choices=("onnx", "pt2", "web"), default=None,
+                   help="default: from --out's suffix, else onnx; web: a static page folder (see README)")
+    e.add_argument("--out", default=None, help="output file (.onnx or .pt2), or folder (web)")
+    e.add_argument("--vendor", default=None, metavar="ORT_WEB_DIR",
+                   help="web: copy onnxruntime-web from this npm package folder (works offline); default: CDN")
+    e.add_argument("--quantize", choices=("int8",), default=None, help="int8 static quantization (ONNX)")
+    e.add_argument("--calibrate", type=int, default=256, help="training samples to calibrate int8 on")
+    e.add_argument("--bundle", default=None, metavar="DIR",
+                   help="write DIR/model.onnx, DIR/predictor.py and DIR/README.md (runs without torch)")
+    e.add_argument("--data", default=None, help="int8: the training data (folder or CSV); default: digits")
+    e.add_argument("--valid-pct", type=float, default=0.2, help="int8: validation split, as in train")
+    e.add_argument("--seed", type=int, default=0, help="int8: split seed, as in train")
+    return e
+
+
+def model_folder(path) -> Path:
+    """MODEL_DIR, or its ``model/`` subfolder (train's --out layout)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such folder")
+    if not (path / "task.json").is_file() and (path / "model" / "task.json").is_file():
+        return path / "model"
+    return path
+
+
+def run(args) -> int:
+    from ..learner import load_learner
+
+    if args.out is None and args.bundle is None:
+        raise UsageError("export: pass --out FILE (and/or --bundle DIR)")
+    fmt = args.format or ("pt2" if args.out and args.out.lower().endswith(".pt2") else "onnx")
+    if args.bundle is not None and fmt != "onnx":
+        raise UsageError(f"export: --bundle holds an ONNX model; drop --format {fmt}")
+    if args.vendor is not None and fmt != "web":
+        raise UsageError("export: --vendor is for --format web")
+    extra = {"vendor": args.vendor} if fmt == "web" else {}
+    folder = model_folder(args.model_dir)
+    data = _data_for(args, folder) if args.quantize else None
+    learner = load_learner(folder, data, valid_pct=args.valid_pct, seed=args.seed, progress=False)
+    from ..export import ExportError
+    from ..export.web import WebExportError
+
+    try:
+        if args.out is not None:
+            print(learner.export(args.out, fmt, quantize=args.quantize, calibrate=args.calibrate, **extra))
+        if args.bundle is not None:
+            write_bundle(learner, args.bundle, quantize=args.quantize, calibrate=args.calibrate)
+    except (ExportError, WebExportError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _data_for(args, folder: Path):
+    from types import SimpleNamespace
+
+    from ..learner.serialization import read_meta
+    from .train import load_data
+
+    data, blocks, name = load_data(SimpleNamespace(path=args.data, path_col="path", label_col="label",
+                                                   label_sep=None))
+    classes = read_meta(folder)["task"]["blocks"][1].get("classes")
+    if classes is not None and list(blocks[1].classes) != list(classes):
+        raise UsageError(f"export: the data ({name}) has classes {list(blocks[1].classes)[:10]}, the model "
+                         f"{list(classes)[:10]}: pass the training data with --data")
+    return data
+
+
+def write_bundle(learner, folder, **kwargs) -> Path:
+    """DIR/model.onnx + DIR/predictor.py (a copy of hotstart/predictor.py) + DIR/README.md."""
+    import json
+    from importlib.util import find_spec
+
+    from .. import __version__
+    from ..atomic import atomic_write_bytes
+
+    folder = Path(folder)
+    report = learner.export(folder / "model.onnx", "onnx", **kwargs)
+    source = Path(find_spec("hotstart.predictor").origin).read_bytes()
+    atomic_write_bytes(folder / "predictor.py", source)
+    task = learner.task
+    readme = BUNDLE_README.format(name=folder.name, kind=type(task).__name__, size=tuple(task.size),
+                                  channels=task.channels, n=len(task.classes),
+                                  classes=json.dumps(task.classes[:20]) + (" ..." if len(task.classes) > 20 else ""),
+                                  version=__version__)
+    atomic_write_bytes(folder / "README.md", readme.encode())
+    print(f"{report}\nwrote bundle {folder}: model.onnx, predictor.py, README.md")
+    return folder

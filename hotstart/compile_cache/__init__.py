@@ -1,0 +1,20 @@
+"""hotstart's compile cache: the folder Inductor caches into, the manifest of what is warm there,
+`compile_backbone`, and the ``compile="auto"`` policy.
+
+It belongs to neither the learner nor the warmup: the learner compiles into it (and asks the
+policy whether to), the warmup fills it and records what it warmed. So both import from here,
+and this package imports neither of them (it sees a task and a model only by duck typing).
+
+    cache.py     where the cache lives; `inductor_cache` points Inductor at it
+    manifest.py  what the warmup has warmed (JSON, written atomically, merged under a lock)
+    policy.py    ``compile="auto"``: compile only when warm and when it pays on the device
+    compile.py   `compile_backbone`: compile a TaskModel's backbone into the cache
+"""
+from .cache import ENV_VAR, cache_dir, inductor_cache, inductor_dir
+from .compile import CompiledBackbone, compile_backbone
+from .manifest import FORMAT, config_key, is_warm, load_manifest, manifest_path, read_manifest, record
+from .policy import COMPILE_PAYS, should_compile
+
+__all__ = ["ENV_VAR", "cache_dir", "inductor_cache", "inductor_dir", "CompiledBackbone", "compile_backbone",
+           "FORMAT", "config_key", "is_warm", "load_manifest", "manifest_path", "read_manifest", "record", "COMPILE_PAYS",
+           "should_compile"]

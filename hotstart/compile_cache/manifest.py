@@ -1,0 +1,166 @@
+"""The manifest: what the warmup has warmed, as JSON in the cache folder.
+
+Written atomically (hotstart.atomic: a reader sees the old file or the new, even if the writer is
+killed), and read-merge-written under an exclusive lock on ``manifest.lock``, so two warmups
+running at once on one cache both keep their entries. A damaged manifest (not JSON, the wrong
+shape, entries of the wrong types) means "nothing known warm" for what is damaged, never a crash;
+`load_manifest` says what was wrong, for ``--status``.
+
+Entries are keyed by what decides whether a compiled backbone's cache entries can be reused:
+torch version, device type, backbone, input channels and size, precision. Not the batch size
+(the batch dimension is compiled dynamic) and not the number of classes (the head is not compiled).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from pathlib import Path
+
+from .cache import cache_dir
+
+FORMAT = "hotstart.warmup/1"
+
+
+# Lightning Fabric's short precision names -> the names it resolves them to (one key per precision)
+_PRECISION_ALIASES = {"32": "32-true", "16": "16-mixed", "bf16": "bf16-mixed", "64": "64-true"}
+
+
+def config_key(backbone, in_chans: int, size, device_type: str, precision: str | None) -> str | None:
+    """The cache-relevant configuration as a string; None when it cannot be named (a custom module)."""
+    import torch
+
+    if backbone is None:
+        name = "SmallCNN"
+    elif isinstance(backbone, str):
+        name = backbone
+    else:
+        return None
+    precision = _PRECISION_ALIASES.get(str(precision or "32-true"), str(precision or "32-true"))
+    h, w = (int(s) for s in size)
+    return f"torch={torch.__version__}|{device_type}|{name}|in{int(in_chans)}|{h}x{w}|{precision}"
+
+
+MANIFEST = "manifest.json"
+LOCK = "manifest.lock"
+
+# an entry's fields and the types they must have (anything else: the entry is dropped as damaged)
+_ENTRY_TYPES = {"workload": str, "seconds": (int, float), "device": str, "torch": str, "when": str}
+
+
+def manifest_path(root=None) -> Path:
+    return cache_dir(root) / MANIFEST
+
+
+def _empty() -> dict:
+    return {"format": FORMAT, "entries": {}}
+
+
+def _valid_entry(value) -> bool:
+    return (isinstance(value, dict)
+            and all(isinstance(value.get(k), t) and not isinstance(value.get(k), bool) for k, t in _ENTRY_TYPES.items()))
+
+
+def load_manifest(root=None) -> tuple[dict, str | None]:
+    """``(manifest, problem)``: the manifest with only its well-formed entries, and what was wrong
+    with the file (None when it was missing or sound)."""
+    path = manifest_path(root)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return _empty(), None
+    except OSError as e:
+        return _empty(), f"cannot read {path}: {e.strerror or e}"
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
+        return _empty(), f"{path} is not valid JSON ({type(e).__name__}); treated as empty"
+    if not isinstance(data, dict):
+        return _empty(), f"{path} holds a JSON {type(data).__name__}, not an object; treated as empty"
+    if data.get("format") != FORMAT:
+        return _empty(), f"{path} has format {data.get('format')!r}, not {FORMAT!r}; treated as empty"
+    entries = data.get("entries")
+    if not isinstance(entries, dict):
+        return _empty(), f"{path}: 'entries' is a {type(entries).__name__}, not an object; treated as empty"
+    good = {k: v for k, v in entries.items() if _valid_entry(v)}
+    problem = None
+    if len(good) != len(entries):
+        bad = sorted(set(entries) - set(good))
+        problem = f"{path}: {len(bad)} damaged entr{'y' if len(bad) == 1 else 'ies'} ignored: {bad[:3]}"
+    return {"format": FORMAT, "entries": good}, problem
+
+
+def read_manifest(root=None) -> dict:
+    """The manifest's well-formed entries (``{"format": ..., "entries": {key: entry}}``)."""
+    return load_manifest(root)[0]
+
+
+@contextlib.contextmanager
+def manifest_lock(root=None, timeout: float = 60.0):
+    """An exclusive lock on the cache's ``manifest.lock`` (POSIX ``flock``; Windows ``msvcrt``),
+    held while the manifest is read, merged and replaced. Released when the holder exits or dies."""
+    path = cache_dir(root) / LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        deadline = time.monotonic() + timeout
+        while not _try_lock(fd):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"could not lock {path} within {timeout:g} s (another warmup is writing)")
+            time.sleep(0.02)
+        try:
+            yield
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+def _try_lock(fd) -> bool:
+    """Take the lock if it is free; False if another process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:  # EACCES / EDEADLOCK: held elsewhere
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _unlock(fd) -> None:
+    try:
+        import fcntl
+    except ImportError:
+        import msvcrt
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def record(key: str, *, workload: str, seconds: float, device: str, root=None) -> None:
+    """Add (or replace) one entry: under the lock, re-read the manifest, merge, replace atomically."""
+    import torch
+
+    from ..atomic import atomic_write_bytes
+
+    entry = {"workload": workload, "seconds": round(float(seconds), 3), "device": device,
+             "torch": torch.__version__, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    with manifest_lock(root):
+        data = read_manifest(root)
+        data["entries"][key] = entry
+        atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
+
+
+def is_warm(key: str | None, root=None) -> bool:
+    return key is not None and key in read_manifest(root)["entries"]

@@ -1,0 +1,52 @@
+"""A trained learner out of the framework: ONNX (fp32 or int8) and .pt2 (torch.export + AOTInductor).
+
+    learner.export("digits.onnx")                         # -> ExportReport (printable)
+    learner.export("digits-int8.onnx", quantize="int8")
+    learner.export("digits.pt2", format="pt2")
+    learner.export("digits-web", format="web", vendor=None)  # a static page (see web.py)
+
+The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
+(numpy + pillow + onnxruntime) or a C++ program can use them without hotstart.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .onnx import ExportError, ExportReport
+
+__all__ = ["export", "ExportError", "ExportReport"]
+
+FORMATS = ("onnx", "pt2", "web")
+
+
+def export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
+           **kwargs) -> ExportReport:
+    """Export `learner` to `path`; `format` defaults from the suffix (.onnx / .pt2)."""
+    path = Path(path)
+    if format is None:
+        format = {".onnx": "onnx", ".pt2": "pt2"}.get(path.suffix.lower())
+        if format is None:
+            raise ValueError(f"export: cannot tell the format from {path.name!r}; pass format='onnx' or 'pt2'")
+    if format not in FORMATS:
+        raise ValueError(f"export: format must be one of {FORMATS}, got {format!r}")
+    if quantize not in (None, "int8"):
+        raise ValueError(f"export: quantize must be None or 'int8', got {quantize!r}")
+    if format == "web":
+        if quantize is not None:
+            raise ValueError("export: quantize='int8' is for format='onnx'; the web page runs the fp32 model")
+        from .web import export_learner_web
+
+        return export_learner_web(learner, path, **kwargs)
+    if format == "pt2":
+        if quantize is not None:
+            raise ValueError("export: quantize='int8' is for format='onnx' (onnxruntime's static quantization)")
+        from .pt2 import export_pt2
+
+        return export_pt2(learner, path, **kwargs)
+    if quantize == "int8":
+        from .quantize import export_int8
+
+        return export_int8(learner, path, calibrate=calibrate, **kwargs)
+    from .onnx import export_onnx
+
+    return export_onnx(learner, path, **kwargs)

@@ -1,0 +1,64 @@
+"""What an exported model says about itself: the task's facts as flat string key -> value pairs.
+
+The torch-free predictor (hotstart/predictor.py) and the web page read these keys to preprocess
+an input and decode an output the way the task does, without hotstart. The keys are listed and
+described once, in hotstart/export/onnx.py's docstring; this module builds them.
+
+Each task kind contributes one function, ``task -> {key: JSON-able value}``, in `KIND_METADATA`:
+a new task kind (segmentation, keypoints, tabular) adds its entry here and its pre/post-processing
+entry in predictor.py's `KINDS` table.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+FORMAT = "hotstart.onnx/1"
+
+
+def _image_input(task) -> dict[str, Any]:
+    """Image inputs: resize to `size`, convert to `image_mode`, scale to [0, 1], make `channels`, normalize."""
+    mean, std = task.stats
+    block_channels = task.input_block.channels
+    return {"size": list(task.size), "channels": task.channels,
+            "image_mode": {1: "L", 3: "RGB"}.get(block_channels, "auto"),
+            "mean": list(mean), "std": list(std), "resize": "bilinear-antialias"}
+
+
+def _classification_single(task) -> dict[str, Any]:
+    return {**_image_input(task), "classes": list(task.classes), "activation": "softmax"}
+
+
+def _classification_multi(task) -> dict[str, Any]:
+    return {**_image_input(task), "classes": list(task.classes), "activation": "sigmoid",
+            "threshold": float(task.encodings[2].threshold)}
+
+
+# task kind (the task JSON's "kind") -> its metadata
+KIND_METADATA: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "ImageClassificationSingle": _classification_single,
+    "ImageClassificationMulti": _classification_multi,
+}
+
+
+def task_metadata(task, *, input_name: str = "input", output_name: str = "logits") -> dict[str, str]:
+    """The flat ``metadata_props`` of an exported `task` model: every value a string (JSON or plain)."""
+    from .. import __version__
+
+    kind = task.to_dict()["kind"]
+    build = KIND_METADATA.get(kind)
+    if build is None:
+        raise ValueError(f"exporting a {kind} model is not supported yet; exportable task kinds: "
+                         f"{sorted(KIND_METADATA)} (add an entry to hotstart/export/metadata.py's KIND_METADATA)")
+    values = {"format": FORMAT, "kind": kind, "hotstart_version": __version__,
+              "input_name": input_name, "output_name": output_name, **build(task), "task": task.to_dict()}
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+
+
+def page_fields(task) -> dict[str, Any]:
+    """The same facts as `task_metadata`, as JSON values (not strings): for the web page's task.json."""
+    kind = task.to_dict()["kind"]
+    build = KIND_METADATA.get(kind)
+    if build is None:
+        raise ValueError(f"exporting a {kind} model is not supported yet; exportable task kinds: {sorted(KIND_METADATA)}")
+    return {"kind": kind, **build(task)}

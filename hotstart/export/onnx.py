@@ -1,0 +1,179 @@
+"""ONNX export: ``learner.export("model.onnx")`` -> one self-contained .onnx file that knows its task.
+
+    learner.export("digits.onnx")                       # fp32, checked against torch
+    learner.export("digits-int8.onnx", quantize="int8")  # see quantize.py
+    python -m hotstart export runs/hotstart/model --format onnx --out digits.onnx
+
+How: ``torch.onnx.export(..., dynamo=True)`` (torch.export + onnxscript), traced with a batch of 2
+so that the batch dimension stays dynamic (a batch of 1 would be specialized into the graph).
+The file holds its weights (no external data) for models under 2 GB, and no pickle. After
+writing, the export runs onnxruntime and torch on the same batch (of another size than the
+traced one) and fails if the largest difference exceeds `tolerance`.
+
+Graph: one input ``input`` (float32, N x C x H x W: the task's encoded input, normalized) and one
+output ``logits`` (float32, N x classes: before the activation).
+
+Metadata (``ModelProto.metadata_props``; each value a string, JSON unless said otherwise). These
+keys are a contract with hotstart/predictor.py and the web page: add keys, never change one.
+
+=================  ==============================================================================
+key                value
+=================  ==============================================================================
+format             ``hotstart.onnx/1`` (plain string)
+kind               the task kind, e.g. ``ImageClassificationSingle`` (plain string)
+hotstart_version   hotstart's version that exported it (plain string)
+input_name         the graph input's name, ``input`` (plain string)
+output_name        the graph output's name, ``logits`` (plain string)
+classes            list of class labels, in output order (JSON: ints stay ints)
+size               [height, width] the image is resized to
+channels           1 or 3: the model's input channels
+image_mode         ``L``, ``RGB`` or ``auto``: the PIL mode an image is converted to before resizing
+                   (``auto``: grayscale stays L, everything else becomes RGB; then gray is repeated
+                   to 3 channels if ``channels`` is 3, or RGB reduced to luminance
+                   0.299 R + 0.587 G + 0.114 B if ``channels`` is 1)
+mean, std          per-channel normalization, applied as (x / 255 - mean) / std
+resize             ``bilinear-antialias``: torchvision's resize(antialias=True) on uint8, which is
+                   Pillow-SIMD's fixed-point two-pass filter (horizontal pass first)
+activation         ``softmax`` (single label) or ``sigmoid`` (multi label): logits -> probabilities
+threshold          multi label only: a class is predicted when its probability >= threshold
+task               the full task JSON (``task.to_dict()``), as in a saved learner's task.json
+=================  ==============================================================================
+
+Each task kind's keys come from one function in hotstart/export/metadata.py (`KIND_METADATA`).
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import atomic_write_bytes
+from ..errors import HotstartError
+from .metadata import task_metadata
+
+INPUT_NAME, OUTPUT_NAME = "input", "logits"
+_TWO_GB = 2 * 1024 ** 3
+
+
+class ExportError(HotstartError, RuntimeError):
+    """A model that could not be exported, or whose export does not compute what torch computes."""
+
+
+@dataclasses.dataclass
+class ExportReport:
+    path: Path
+    format: str
+    size_bytes: int
+    max_abs_diff: float  # largest |onnxruntime - torch| over the check batch (logits)
+    extra: dict = dataclasses.field(default_factory=dict)  # e.g. the int8 report
+
+    def __str__(self):
+        lines = [f"wrote {self.path} ({self.format}, {self.size_bytes / 1e6:.2f} MB); "
+                 f"largest difference from torch on a check batch: {self.max_abs_diff:.2e}"]
+        lines += [f"  {k}: {v}" for k, v in self.extra.items()]
+        return "\n".join(lines)
+
+
+def eval_copy(learner):
+    """The learner's model (backbone + head), on the CPU, in eval mode, as a copy: exporting never
+    changes the learner (its device, its train/eval mode, a compiled wrapper)."""
+    model = copy.deepcopy(learner._task_model()).cpu().eval()
+    if getattr(model, "compiled_with", None) is not None:
+        model.compiled_with = None  # the export traces plain eager code
+    return model
+
+
+def example_batch(task, n: int, seed: int = 0):
+    """`n` mock inputs encoded for inference, stacked: a deterministic batch that needs no data."""
+    import torch
+
+    rng = np.random.default_rng(seed)
+    return torch.stack([task.encode_input(task.mock_sample(rng)[0]) for _ in range(n)])
+
+
+def export_onnx(learner, path, *, tolerance: float = 1e-4, opset: int | None = None) -> ExportReport:
+    """Write `learner`'s model to `path` as ONNX with the task in its metadata; check it; report."""
+    import torch
+
+    task = learner.task
+    if task is None:
+        raise ValueError("export needs the learner's task (build the learner with tasklearner or load_learner)")
+    path = Path(path)
+    meta = task_metadata(task, input_name=INPUT_NAME, output_name=OUTPUT_NAME)
+    model = eval_copy(learner)
+    program = _torch_onnx_export(model, example_batch(task, 2), opset)
+    program.model.metadata_props.update(meta)
+    proto = program.model_proto
+    if proto.ByteSize() >= _TWO_GB:
+        raise ExportError(f"the model is {proto.ByteSize() / 1e9:.1f} GB: ONNX files over 2 GB need external "
+                          "data, which this export does not write (export format='pt2' instead)")
+    data = proto.SerializeToString()
+    check = example_batch(task, 3, seed=1)  # another batch size than the traced one: the batch is dynamic
+    diff = max_difference(data, model, check)
+    if not diff <= tolerance:
+        raise ExportError(f"ONNX and torch outputs differ by up to {diff:.3g} (> tolerance {tolerance:g}) on a check "
+                          f"batch; the file was not written. An op may be exported inexactly: try opset=... or "
+                          f"another backbone")
+    atomic_write_bytes(path, data)
+    return ExportReport(path, "onnx", len(data), diff)
+
+
+def _torch_onnx_export(model, x, opset):
+    import torch
+
+    batch = torch.export.Dim("batch", min=1, max=65536)
+    try:
+        with torch.no_grad():
+            program = torch.onnx.export(model, (x,), dynamo=True, input_names=[INPUT_NAME],
+                                        output_names=[OUTPUT_NAME], dynamic_shapes=({0: batch},),
+                                        opset_version=opset, external_data=False, verbose=False)
+    except Exception as e:  # torch.export / onnxscript raise many kinds; name the layer for the user
+        raise ExportError(f"ONNX export failed{_failing_layer(model, x)}: {type(e).__name__}: "
+                          f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}\n"
+                          "What to try: a backbone without that layer (the default SmallCNN and timm's "
+                          "resnets export), format='pt2' (torch.export + AOTInductor, no ONNX op coverage "
+                          "needed), or another opset=...") from e
+    return program
+
+
+def _failing_layer(model, x) -> str:
+    """' in layer NAME (TYPE)': the first top-level child of the backbone that torch.export cannot trace."""
+    import torch
+
+    inputs: dict = {}
+    backbone = getattr(model, "backbone", model)
+    children = list(backbone.named_children())
+    hooks = [m.register_forward_pre_hook(lambda m, args, name=name: inputs.setdefault(name, args))
+             for name, m in children]
+    try:
+        with torch.no_grad():
+            model(x)
+    except Exception:
+        pass
+    finally:
+        for h in hooks:
+            h.remove()
+    for name, m in children:
+        if name not in inputs:
+            continue
+        try:
+            torch.export.export(m, inputs[name], strict=False)
+        except Exception as e:
+            return f" in layer backbone.{name} ({type(m).__name__}; {type(e).__name__})"
+    return ""
+
+
+def max_difference(onnx_bytes: bytes, model, x) -> float:
+    """Largest |onnxruntime(x) - model(x)| (both fp32, CPU)."""
+    import onnxruntime as ort
+    import torch
+
+    sess = ort.InferenceSession(onnx_bytes, providers=["CPUExecutionProvider"])
+    got = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0]
+    with torch.no_grad():
+        want = model(x).float().numpy()
+    if got.shape != want.shape:
+        raise ExportError(f"the ONNX model returns shape {got.shape}, torch {want.shape}")
+    return float(np.abs(got - want).max())

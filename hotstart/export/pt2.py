@@ -1,0 +1,76 @@
+""".pt2 export: torch.export, then AOTInductor: a compiled shared library in a package.
+
+    learner.export("digits.pt2")                  # minutes on a 2-core CPU: C++ is compiled
+    python -m hotstart export runs/hotstart --format pt2 --out digits.pt2
+
+Load it from Python with ``torch._inductor.aoti_load_package("digits.pt2")`` or from C++ with
+libtorch's ``torch::inductor::AOTIModelPackageLoader``; no hotstart, timm or Python model code is
+needed. The task travels inside the package as AOTInductor metadata
+(``inductor_configs={"aot_inductor.metadata": ...}``), with the same keys as the ONNX export (see
+onnx.py): ``loader.get_metadata()`` returns them in both languages. The batch dimension is
+dynamic (traced with 2). Like the ONNX export, it checks itself: the loaded package and the eager
+model run the same batch, and the export fails above `tolerance`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..atomic import atomic_open
+from .metadata import task_metadata
+from .onnx import ExportError, ExportReport, INPUT_NAME, OUTPUT_NAME, _failing_layer, eval_copy, example_batch
+
+
+def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict | None = None) -> ExportReport:
+    import torch
+
+    task = learner.task
+    if task is None:
+        raise ValueError("export needs the learner's task (build the learner with tasklearner or load_learner)")
+    path = Path(path)
+    meta = task_metadata(task, input_name=INPUT_NAME, output_name=OUTPUT_NAME)
+    meta["format"] = "hotstart.pt2/1"
+    model = eval_copy(learner)
+    x = example_batch(task, 2)
+    batch = torch.export.Dim("batch", min=1, max=65536)
+    try:
+        with torch.no_grad():
+            program = torch.export.export(model, (x,), dynamic_shapes=({0: batch},), strict=False)
+    except Exception as e:
+        raise ExportError(f"torch.export failed{_failing_layer(model, x)}: {type(e).__name__}: "
+                          f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}\nWhat to try: a backbone "
+                          "without that layer (the default SmallCNN and timm's resnets export)") from e
+    configs = {**(inductor_configs or {}), "aot_inductor.metadata": meta}
+    with atomic_open(path, suffix=".pt2") as f:  # replaced only once compiled and packaged
+        torch._inductor.aoti_compile_and_package(program, package_path=f, inductor_configs=configs)
+    check = example_batch(task, 3, seed=1)
+    loaded = torch._inductor.aoti_load_package(str(path))
+    with torch.no_grad():
+        got, want = loaded(check), model(check)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    diff = float((got - want).abs().max())
+    if not diff <= tolerance:
+        path.unlink()
+        raise ExportError(f"the compiled package and eager torch differ by up to {diff:.3g} (> {tolerance:g}); "
+                          "the file was removed")
+    return ExportReport(path, "pt2", path.stat().st_size, diff)
+
+
+def load_pt2(path):
+    """(callable model, metadata dict with JSON values decoded) of a .pt2 written by `export_pt2`."""
+    import json
+
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such .pt2 package")
+    model = torch._inductor.aoti_load_package(str(path))
+    meta = {}
+    for k, v in model.get_metadata().items():
+        try:
+            meta[k] = json.loads(v)
+        except (json.JSONDecodeError, TypeError):
+            meta[k] = v
+    if meta.get("format") != "hotstart.pt2/1":
+        raise ValueError(f"{path}: not a .pt2 written by hotstart's export (format {meta.get('format')!r})")
+    return model, meta

@@ -1,0 +1,150 @@
+"""int8 ONNX: onnxruntime's static quantization of the fp32 export, calibrated on training images.
+
+    learner.export("digits-int8.onnx", quantize="int8", calibrate=256)
+    python -m hotstart export runs/hotstart --format onnx --quantize int8 --out digits-int8.onnx
+
+Steps: the fp32 export (checked against torch, see onnx.py) -> ``quant_pre_process`` (shape
+inference and graph optimization) -> ``quantize_static`` in QDQ format, per output channel, with a
+`CalibrationDataReader` over `calibrate` training samples encoded as for validation (no
+augmentation: calibration must see what inference sees).
+
+Types, following onnxruntime's notes for x86 CPUs: activations uint8, weights int8 (U8S8, the
+fast path of VPMADDUBSW / VNNI). Without VNNI, VPMADDUBSW can saturate on 8-bit weights, so
+``reduce_range="auto"`` quantizes weights to 7 bits unless the exporting CPU has VNNI (read from
+/proc/cpuinfo; elsewhere 7 bits, which is safe everywhere and costs little accuracy).
+
+The report gives validation accuracy of the fp32 and the int8 file (both with the torch-free
+predictor, so it is what a deployment sees), the size ratio, and the CPU latency ratio
+(int8 / fp32) at batch 1 and 32. The latency ratio is measured, not promised: on CPUs without
+VNNI, or for tiny models dominated by QuantizeLinear/DequantizeLinear overhead, int8 can be slower.
+"""
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import atomic_write_bytes
+from .onnx import ExportReport, export_onnx
+
+
+def cpu_has_vnni() -> bool | None:
+    """True / False from /proc/cpuinfo's flags (Linux); None where it can't be told."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    return "avx512_vnni" in flags or "avx_vnni" in flags
+
+
+def _calibration_samples(learner, n: int) -> list:
+    """`n` training inputs (raw), chosen with the learner's seed; training data needed."""
+    loader = learner.train_loader
+    if loader is None:
+        raise ValueError("quantize='int8' needs training data to calibrate on: build the learner with data "
+                         "(or pass --data to `hotstart export`)")
+    inputs = loader.dataset.inputs
+    if int(n) < 1:
+        raise ValueError(f"calibrate must be at least 1 sample, got {n!r}")
+    idx = np.random.default_rng(learner.seed).permutation(len(inputs))[:int(n)]
+    return [inputs[int(i)] for i in sorted(idx)]
+
+
+class _Reader:
+    """onnxruntime's CalibrationDataReader protocol: get_next() -> {input: batch} or None."""
+
+    def __init__(self, task, samples, input_name: str, batch_size: int = 32):
+        self.task, self.samples, self.input_name, self.batch_size = task, samples, input_name, batch_size
+        self.pos = 0
+
+    def get_next(self):
+        if self.pos >= len(self.samples):
+            return None
+        chunk = self.samples[self.pos:self.pos + self.batch_size]
+        self.pos += len(chunk)
+        batch = np.stack([self.task.encode_input(x, "validation").numpy() for x in chunk])
+        return {self.input_name: batch.astype(np.float32)}
+
+    def rewind(self):
+        self.pos = 0
+
+
+def export_int8(learner, path, *, calibrate: int = 256, reduce_range: bool | str = "auto",
+                per_channel: bool = True, measure: bool = True, **kwargs) -> ExportReport:
+    """fp32 export, then static int8 quantization; writes `path` and reports before / after."""
+    import onnx
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    path = Path(path)
+    samples = _calibration_samples(learner, calibrate)
+    vnni = cpu_has_vnni()
+    if reduce_range == "auto":
+        reduce_range = not vnni
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.") as tmp:
+        fp32, pre, q = Path(tmp) / "fp32.onnx", Path(tmp) / "pre.onnx", Path(tmp) / "int8.onnx"
+        report = export_onnx(learner, fp32, **kwargs)
+        quant_pre_process(str(fp32), str(pre))
+        reader = type("Reader", (_Reader, CalibrationDataReader), {})(learner.task, samples, "input")
+        quantize_static(str(pre), str(q), reader, quant_format=QuantFormat.QDQ, per_channel=per_channel,
+                        reduce_range=bool(reduce_range), activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8)
+        model = onnx.load(str(q))
+        meta = {p.key: p.value for p in onnx.load(str(fp32), load_external_data=False).metadata_props}
+        meta["quantization"] = (f"int8 static QDQ, per_channel={per_channel}, activations uint8, weights int8, "
+                                f"reduce_range={bool(reduce_range)}, calibrated on {len(samples)} training samples")
+        del model.metadata_props[:]
+        for k, v in meta.items():
+            model.metadata_props.add(key=k, value=v)
+        data = model.SerializeToString()
+        fp32_bytes = fp32.read_bytes()
+        extra = {"calibration samples": len(samples), "reduce_range": bool(reduce_range), "cpu has VNNI": vnni,
+                 "size ratio (fp32 / int8)": round(len(fp32_bytes) / len(data), 2)}
+        if measure:
+            extra.update(compare(learner, fp32_bytes, data))
+    atomic_write_bytes(path, data)
+    return ExportReport(path, "onnx-int8", len(data), report.max_abs_diff, extra)
+
+
+def compare(learner, fp32: bytes, int8: bytes, repeats: int = 20) -> dict:
+    """Validation accuracy of both files (torch-free predictor) and CPU latency ratios at batch 1 and 32."""
+    import onnxruntime as ort
+
+    from .. import predictor as P
+
+    out: dict = {}
+    sessions = [ort.InferenceSession(b, providers=["CPUExecutionProvider"]) for b in (fp32, int8)]
+    preds = [P.Predictor(s, P.read_metadata(s.get_modelmeta().custom_metadata_map)) for s in sessions]
+    if learner.valid_loader is not None:
+        ds = learner.valid_loader.dataset
+        inputs = [ds.inputs[i] for i in range(len(ds))]
+        targets = [ds.targets[i] for i in range(len(ds))]
+        acc = [p.evaluate(inputs, targets)["accuracy"] for p in preds]
+        out["valid accuracy fp32"], out["valid accuracy int8"] = round(acc[0], 4), round(acc[1], 4)
+    shape = [int(d) for d in _input_shape(learner)]
+    rng = np.random.default_rng(0)
+    for batch in (1, 32):
+        x = rng.standard_normal((batch, *shape)).astype(np.float32)
+        times = [_median_time(s, x, repeats) for s in sessions]
+        out[f"latency batch {batch} fp32 / int8 (ms)"] = f"{times[0] * 1e3:.3f} / {times[1] * 1e3:.3f}"
+        out[f"latency ratio int8 / fp32, batch {batch}"] = round(times[1] / times[0], 2)
+    return out
+
+
+def _input_shape(learner):
+    block = learner.task.encoded_blocks()[0]
+    return (block.channels, *block.size)
+
+
+def _median_time(session, x, repeats: int) -> float:
+    name = session.get_inputs()[0].name
+    session.run(None, {name: x})  # warm-up
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        session.run(None, {name: x})
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))

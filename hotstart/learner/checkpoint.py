@@ -1,0 +1,273 @@
+"""Checkpoints of a running fit, and resuming from the last complete one, bit for bit.
+
+``fit(..., checkpoint_dir=DIR)`` writes a checkpoint at the end of every epoch, and after every
+`checkpoint_every` optimizer steps when that is given. ``fit(..., resume=DIR)`` continues from the
+last complete checkpoint in DIR (and starts from scratch when DIR holds none). On CPU in one
+process, a fit killed at any moment and resumed ends with the same weights and history (except
+the wall-clock ``time`` column) as one never interrupted (tests/test_learner_checkpoint.py).
+
+A checkpoint is a folder ``DIR/ckpt-<fit>-<batches trained>-<epoch done>`` of three files:
+
+- ``model.safetensors``: the model's state dict;
+- ``optimizer.safetensors``: every tensor of the optimizer's state (``state.<param>.<name>``) and
+  the learner's private torch RNG states (``rng.cpu``, ``rng.cuda``);
+- ``state.json``: everything else: the optimizer's scalars and parameter groups, the position
+  (fit, epoch, batches done in the epoch, optimizer steps), the sampler's state (its seed and
+  epoch: the loaders reshuffle from ``(fit seed, epoch)``, so that and the batches done place it
+  exactly), the Recorder's history, per-batch losses and running sums.
+
+No pickle anywhere. Each file is written with ``hotstart.atomic`` into a temporary folder in DIR,
+and the folder is renamed to its final name when all three are on disk: a rename is atomic, so
+a ``ckpt-*`` folder is always complete, and a kill leaves at most a ``.tmp-*`` folder, removed
+by the next run. The last `keep` (2) checkpoints are kept; older ones are renamed away, then
+deleted. Only the first process writes; the others wait at a barrier.
+
+What is not in a checkpoint: callbacks' own state (EarlyStopping's patience counter,
+SaveBestModel's best value) and anything a user's `train_step` keeps on the learner.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+
+from ..atomic import atomic_write_bytes
+
+FORMAT = "hotstart.checkpoint/1"
+_NAME = re.compile(r"^ckpt-(\d+)-(\d+)-([01])$")
+
+
+def checkpoints(folder) -> list[Path]:
+    """The complete checkpoints in `folder`, oldest first."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    found = [(tuple(int(g) for g in m.groups()), p) for p in folder.iterdir() if (m := _NAME.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def _sync_dir(path: Path) -> None:
+    """fsync a folder, so a rename in it survives a power cut (POSIX; a no-op where unsupported)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    """Rename away, then delete: a half-deleted checkpoint never keeps a ``ckpt-*`` name."""
+    trash = path.with_name(f".trash-{path.name}-{os.getpid()}")
+    try:
+        os.replace(path, trash)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+# --- the optimizer's state, without pickle ---------------------------------------------------
+
+def _flatten_optimizer(sd: dict) -> tuple[dict, dict]:
+    tensors, scalars = {}, {}
+    for idx, st in sd["state"].items():
+        for name, v in st.items():
+            if torch.is_tensor(v):
+                tensors[f"state.{idx}.{name}"] = v.detach().cpu().contiguous()
+            else:
+                scalars.setdefault(str(idx), {})[name] = v
+    groups = []
+    for g in sd["param_groups"]:
+        g = dict(g)
+        tuples = sorted(k for k, v in g.items() if isinstance(v, tuple))
+        for k in tuples:
+            g[k] = list(g[k])
+        g["__tuples__"] = tuples
+        groups.append(g)
+    return tensors, {"scalars": scalars, "param_groups": groups}
+
+
+def _unflatten_optimizer(tensors: dict, meta: dict) -> dict:
+    state: dict = {}
+    for key, v in tensors.items():
+        if key.startswith("state."):
+            _, idx, name = key.split(".", 2)
+            state.setdefault(int(idx), {})[name] = v
+    for idx, st in meta["scalars"].items():
+        state.setdefault(int(idx), {}).update(st)
+    groups = []
+    for g in meta["param_groups"]:
+        g = dict(g)
+        for k in g.pop("__tuples__", []):
+            g[k] = tuple(g[k])
+        groups.append(g)
+    return {"state": state, "param_groups": groups}
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+class Checkpointer:
+    """Writes the checkpoints of one fit (created by `Learner.fit` when `checkpoint_dir` is given)."""
+
+    def __init__(self, learner, folder, every: int | None = None, keep: int = 2):
+        self.learner, self.folder, self.every, self.keep = learner, Path(folder), every, int(keep)
+        self._last_step = None
+        if learner.backend.is_global_zero:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for p in self.folder.iterdir():  # what a killed writer left behind
+                if p.name.startswith((".tmp-", ".trash-")) and p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+
+    def maybe_save(self):
+        """After a training batch: every `every` optimizer steps, unless the epoch ends now (the
+        epoch's own checkpoint follows its validation)."""
+        ln = self.learner
+        if not self.every or ln.opt_step == self._last_step or ln.opt_step % self.every:
+            return
+        if ln.iter + 1 >= ln.n_iter:
+            return
+        self.save(epoch_done=False)
+
+    def save(self, epoch_done: bool) -> Path | None:
+        ln = self.learner
+        self._last_step = ln.opt_step
+        path = None
+        if ln.backend.is_global_zero:
+            path = self._write(epoch_done)
+        barrier = getattr(ln.backend, "barrier", None)
+        if barrier is not None:
+            barrier()
+        return path
+
+    def _write(self, epoch_done: bool) -> Path:
+        from safetensors.torch import save as st_save
+
+        ln = self.learner
+        rec = ln.recorder
+        model = {k: v.detach().cpu().contiguous().clone() for k, v in ln._task_model().state_dict().items()}
+        opt_tensors, opt_meta = _flatten_optimizer(ln.opt.state_dict())
+        opt_tensors["rng.cpu"] = torch.get_rng_state()
+        from .rng import cuda_index
+
+        index = cuda_index(ln.device)
+        if index is not None:
+            opt_tensors["rng.cuda"] = torch.cuda.get_rng_state(index)
+        state = {
+            "format": FORMAT,
+            "fit_index": ln.fit_index, "n_epoch": ln.n_epoch, "accumulate": ln.accumulate,
+            "total_steps": ln.total_steps, "seed": ln.seed,
+            "next_epoch": ln.epoch + 1 if epoch_done else ln.epoch,
+            "batches_done": 0 if epoch_done else ln.iter + 1,
+            "train_iter": ln.train_iter, "opt_step": ln.opt_step,
+            "sampler": {"seed": ln.fit_seed, "epoch": ln.epoch},
+            "optimizer": opt_meta,
+            "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs,
+                         "sum": [rec._sum[True], rec._sum[False]], "n": [rec._n[True], rec._n[False]]},
+        }
+        name = f"ckpt-{ln.fit_index:03d}-{ln.train_iter:09d}-{int(epoch_done)}"
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=self.folder))
+        atomic_write_bytes(tmp / "model.safetensors", st_save(model, metadata={"format": FORMAT}))
+        atomic_write_bytes(tmp / "optimizer.safetensors", st_save(opt_tensors, metadata={"format": FORMAT}))
+        atomic_write_bytes(tmp / "state.json", json.dumps(state).encode())
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a checkpoint folder gets the usual mode
+        _sync_dir(tmp)
+        final = self.folder / name
+        if final.exists():  # the same position written again (a resumed run): replace it
+            _remove(final)
+        os.replace(tmp, final)
+        _sync_dir(self.folder)
+        for old in checkpoints(self.folder)[:-self.keep]:
+            _remove(old)
+        return final
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+class CheckpointState:
+    """A checkpoint read back: `restore` puts it into a learner inside `fit`."""
+
+    def __init__(self, path: Path, model: dict, opt_tensors: dict, meta: dict):
+        self.path, self.model, self.opt_tensors, self.meta = path, model, opt_tensors, meta
+        self.fit_index = int(meta["fit_index"])
+
+    def restore(self, learner) -> int:
+        """Model, optimizer, RNG, Recorder and position; returns the epoch to start from."""
+        m = self.meta
+        if int(m["n_epoch"]) != learner.n_epoch or int(m["accumulate"]) != learner.accumulate:
+            raise ValueError(f"cannot resume from {self.path}: it is a fit of {m['n_epoch']} epochs with "
+                             f"accumulate={m['accumulate']}, this fit has {learner.n_epoch} epochs with "
+                             f"accumulate={learner.accumulate}")
+        if int(m["total_steps"]) != learner.total_steps:
+            raise ValueError(f"cannot resume from {self.path}: it has {m['total_steps']} optimizer steps in all, "
+                             f"this fit {learner.total_steps} (a different batch size or dataset?)")
+        learner._task_model().load_state_dict(self.model, strict=True)
+        learner.opt.load_state_dict(_unflatten_optimizer(self.opt_tensors, m["optimizer"]))
+        torch.set_rng_state(self.opt_tensors["rng.cpu"])
+        from .rng import cuda_index
+
+        index = cuda_index(learner.device)
+        if index is not None and "rng.cuda" in self.opt_tensors:
+            torch.cuda.set_rng_state(self.opt_tensors["rng.cuda"], index)
+        rec = learner.recorder
+        rec.history[:] = m["recorder"]["history"]
+        rec.losses[:] = m["recorder"]["losses"]
+        rec.lrs[:] = m["recorder"]["lrs"]
+        learner.train_iter, learner.opt_step = int(m["train_iter"]), int(m["opt_step"])
+        learner.fit_seed = int(m["sampler"]["seed"])
+        return int(m["next_epoch"])
+
+    def restore_epoch(self, learner) -> None:
+        """At the start of the resumed epoch (after `before_epoch` reset the running sums)."""
+        m = self.meta
+        done = int(m["batches_done"])
+        if done:
+            rec = learner.recorder
+            rec._sum = {True: float(m["recorder"]["sum"][0]), False: float(m["recorder"]["sum"][1])}
+            rec._n = {True: int(m["recorder"]["n"][0]), False: int(m["recorder"]["n"][1])}
+        learner._skip_batches = done
+
+
+def read_checkpoint(path) -> CheckpointState:
+    """Read one checkpoint folder; a clear error naming the file if it is damaged."""
+    from safetensors.torch import load as st_load
+
+    path = Path(path)
+    try:
+        meta = json.loads((path / "state.json").read_bytes())
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"format {meta.get('format')!r}, expected {FORMAT!r}")
+        model = st_load((path / "model.safetensors").read_bytes())
+        opt_tensors = st_load((path / "optimizer.safetensors").read_bytes())
+    except (OSError, ValueError, KeyError) as e:
+        raise ValueError(f"checkpoint {path} cannot be read: {e}") from e
+    except Exception as e:  # safetensors raises its own SafetensorError on a damaged file
+        raise ValueError(f"checkpoint {path} cannot be read: {type(e).__name__}: {e}") from e
+    return CheckpointState(path, model, opt_tensors, meta)
+
+
+def load_last(folder) -> CheckpointState | None:
+    """The last complete, readable checkpoint in `folder`, or None when there is none."""
+    errors = []
+    for path in reversed(checkpoints(folder)):
+        try:
+            return read_checkpoint(path)
+        except ValueError as e:  # e.g. damaged on disk after it was written: fall back to the one before
+            errors.append(str(e))
+    if errors:
+        raise ValueError("no readable checkpoint in " + str(folder) + ": " + "; ".join(errors))
+    return None

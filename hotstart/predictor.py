@@ -1,0 +1,375 @@
+"""Predict with an exported hotstart model using numpy, pillow and onnxruntime only.
+
+This file stands alone: it imports nothing from hotstart and no torch, torchvision, timm or
+Lightning, so an app can copy it next to a model (``python -m hotstart export ... --bundle DIR``
+does that) and run with ``pip install onnxruntime numpy pillow``.
+
+    from predictor import Predictor
+    p = Predictor.load("digits.onnx")
+    label, probs = p.predict("img.png")              # a path, a PIL image or a numpy array
+    results = p.predict_many(paths, batch_size=32)   # [(label, probs), ...]
+    p.evaluate(images, labels)                       # {"accuracy": ..., "n": ...}
+    python predictor.py digits.onnx img1.png img2.png [--top-k 3] [--json]
+
+Everything the model needs to know about its inputs and outputs is in the .onnx file's metadata
+(the keys are described in hotstart/export/onnx.py). Preprocessing reproduces hotstart's inference
+encoding step by step, because a model is only as good as the inputs it is given:
+
+1. the image is read and converted as hotstart's ``Image.to_pil`` does (EXIF rotation; alpha
+   flattened onto white; palettes expanded; 16-bit scaled to 8; then L or RGB);
+2. it is resized to the task's size with torchvision's antialiased bilinear filter on uint8,
+   reimplemented here (`resize_uint8`): the same fixed-point weights and the same two passes, so
+   the resized pixels are bit-identical to hotstart's on x86 CPUs (torch's AVX2 uint8 kernel,
+   which Pillow-SIMD's algorithm defines). PIL's own ``resize`` uses other fixed-point precision
+   and differs by one grey level on most images;
+3. pixels / 255, gray repeated to RGB (or RGB to luminance), then (x - mean) / std in float32.
+
+Each task kind's preprocessing and decoding is one entry of the `KINDS` table at the bottom.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["Predictor", "resize_uint8", "load_image", "KINDS"]
+
+FORMAT = "hotstart.onnx/1"
+
+
+class Predictor:
+    """An exported hotstart model (.onnx) with the task's preprocessing and decoding."""
+
+    def __init__(self, session, meta: dict[str, Any], source: str = "<model>"):
+        self.session = session
+        self.meta = meta
+        self.source = source
+        self.kind = meta["kind"]
+        if self.kind not in KINDS:
+            raise ValueError(f"{source}: this predictor does not know task kind {self.kind!r} "
+                             f"(known: {sorted(KINDS)}); update predictor.py")
+        self._kind = KINDS[self.kind]
+        self.input_name = meta.get("input_name") or session.get_inputs()[0].name
+
+    @classmethod
+    def load(cls, path, *, providers: Sequence[str] | None = None, threads: int | None = None) -> "Predictor":
+        """Open `path` (.onnx written by hotstart's export) with onnxruntime; read the task from its metadata."""
+        import onnxruntime as ort
+
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"{path}: no such model file")
+        opts = ort.SessionOptions()
+        if threads is not None:
+            opts.intra_op_num_threads = int(threads)
+        try:
+            session = ort.InferenceSession(path, opts, providers=list(providers or ["CPUExecutionProvider"]))
+        except Exception as e:  # onnxruntime raises its own exception types
+            raise ValueError(f"{path}: onnxruntime cannot load it: {e}") from None
+        return cls(session, read_metadata(session.get_modelmeta().custom_metadata_map, path), path)
+
+    @property
+    def classes(self) -> list:
+        return self.meta["classes"]
+
+    # --- the three steps -----------------------------------------------------------------
+    def preprocess(self, x) -> np.ndarray:
+        """One raw input (path, PIL image, array) -> the model's encoded input (float32)."""
+        return self._kind.encode(x, self.meta)
+
+    def run(self, batch: np.ndarray) -> np.ndarray:
+        """Encoded inputs (N x ...) -> raw model outputs (logits)."""
+        return self.session.run(None, {self.input_name: np.ascontiguousarray(batch, dtype=np.float32)})[0]
+
+    def decode(self, output: np.ndarray) -> tuple[Any, np.ndarray]:
+        """One sample's logits -> (label(s), probabilities)."""
+        return self._kind.decode(output, self.meta)
+
+    # --- the API ---------------------------------------------------------------------------
+    def predict(self, x) -> tuple[Any, np.ndarray]:
+        """(label, probabilities over `classes`) for one image: a path, a PIL image or an array."""
+        return self.decode(self.run(self.preprocess(x)[None])[0])
+
+    def predict_many(self, inputs: Sequence, batch_size: int = 32) -> list[tuple[Any, np.ndarray]]:
+        """`predict` over many inputs, `batch_size` at a time (an unreadable file raises, naming it)."""
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size!r}")
+        results = []
+        for start in range(0, len(inputs), batch_size):
+            batch = np.stack([self.preprocess(x) for x in inputs[start:start + batch_size]])
+            results += [self.decode(out) for out in self.run(batch)]
+        return results
+
+    def evaluate(self, inputs: Sequence, targets: Sequence, batch_size: int = 32) -> dict[str, float]:
+        """Predict a labelled set: {"accuracy": ..., "n": ...}, computed as hotstart's metric is."""
+        if len(inputs) != len(targets):
+            raise ValueError(f"evaluate: {len(inputs)} inputs but {len(targets)} targets")
+        preds = self.predict_many(inputs, batch_size)
+        return {"accuracy": self._kind.accuracy(preds, list(targets), self.meta), "n": len(preds)}
+
+    def __repr__(self):
+        return f"Predictor({self.source!r}, kind={self.kind}, classes={len(self.classes)})"
+
+
+def read_metadata(props: dict[str, str], where: str = "<model>") -> dict[str, Any]:
+    """The model's metadata_props -> a dict with JSON values decoded."""
+    if props.get("format") != FORMAT:
+        raise ValueError(f"{where}: not a hotstart export (metadata format {props.get('format')!r}, "
+                         f"expected {FORMAT!r}); export it with `python -m hotstart export`")
+    meta: dict[str, Any] = {}
+    for k, v in props.items():
+        try:
+            meta[k] = json.loads(v)
+        except (json.JSONDecodeError, TypeError):
+            meta[k] = v  # plain strings: format, kind, names, version
+    return meta
+
+
+# --- images: reading and converting like hotstart's Image block ---------------------------------
+def load_image(x):
+    """A path, a PIL image or a numpy array (H x W, H x W x C) -> PIL image in mode L or RGB."""
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
+    if isinstance(x, (str, os.PathLike)):
+        try:
+            with Image.open(x) as im:
+                im.load()
+                img = im
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{os.fspath(x)}: no such image file") from None
+        except (UnidentifiedImageError, OSError, ValueError) as e:
+            raise ValueError(f"{os.fspath(x)}: not a readable image ({e})") from None
+    elif isinstance(x, np.ndarray):
+        img = _array_to_pil(x)
+    elif isinstance(x, Image.Image):
+        img = x
+    else:
+        raise TypeError(f"expected an image path, a PIL image or a numpy array, got {type(x).__name__}")
+    if img.width < 1 or img.height < 1:
+        raise ValueError(f"image has an empty size {img.size}")
+    if img.getexif():
+        img = ImageOps.exif_transpose(img)
+    return _to_l_or_rgb(img)
+
+
+def _array_to_pil(arr: np.ndarray):
+    from PIL import Image
+
+    if not (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[-1] in (1, 3, 4))):
+        raise ValueError(f"array of shape {arr.shape} is not H x W or H x W x C (C in 1, 3, 4)")
+    if arr.ndim == 3 and arr.shape[-1] == 1:
+        arr = arr[..., 0]
+    if arr.dtype.kind == "f":  # floats are taken to be in [0, 1]
+        if not np.isfinite(arr).all():
+            raise ValueError("array image has NaN or infinite values")
+        arr = np.clip(arr * 255.0 + 0.5, 0, 255).astype(np.uint8)
+    elif arr.dtype == np.uint16:
+        arr = (arr >> 8).astype(np.uint8)
+    elif arr.dtype != np.uint8:
+        arr = np.clip(arr, 0, 255).astype(np.uint8)
+    mode = "L" if arr.ndim == 2 else {3: "RGB", 4: "RGBA"}[arr.shape[-1]]
+    return Image.fromarray(np.ascontiguousarray(arr), mode=mode)
+
+
+def _to_l_or_rgb(img):
+    """Modes other than L / RGB: alpha onto white, palettes expanded, 16-bit scaled to 8 bits."""
+    from PIL import Image
+
+    mode = img.mode
+    if mode in ("L", "RGB"):
+        return img
+    if mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        arr = np.asarray(img, dtype=np.float64)
+        hi = 65535.0 if mode.startswith("I;16") or arr.max(initial=0) > 255 else 255.0
+        return Image.fromarray(np.clip(arr / hi * 255.0 + 0.5, 0, 255).astype(np.uint8), mode="L")
+    if mode == "1":
+        return img.convert("L")
+    if mode in ("P", "PA"):
+        img, mode = img.convert("RGBA"), "RGBA"
+    if mode in ("RGBA", "LA"):
+        base = "RGB" if mode == "RGBA" else "L"
+        bg = Image.new(base, img.size, (255, 255, 255) if base == "RGB" else 255)
+        bg.paste(img.convert(base), mask=img.getchannel("A"))
+        return bg
+    return img.convert("RGB")
+
+
+# --- resizing: torchvision's antialiased bilinear on uint8, exactly ------------------------------
+@functools.lru_cache(maxsize=64)  # the same few (input, output) sizes come back
+def _aa_weights(in_size: int, out_size: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Triangle-filter weights of each output pixel as int16 fixed point: (first index, weights, bits).
+
+    The float weights are Pillow's (support widened by the scale when shrinking); the fixed-point
+    precision is the largest that keeps the biggest weight within int16, as torch's uint8 kernel does.
+    """
+    scale = in_size / out_size
+    support = scale if scale >= 1.0 else 1.0
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+    width = int(np.ceil(support)) * 2 + 1
+    starts = np.zeros(out_size, dtype=np.int64)
+    weights = np.zeros((out_size, width), dtype=np.float64)
+    for i in range(out_size):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), in_size)
+        j = np.arange(lo, hi)
+        w = np.clip(1.0 - np.abs((j - center + 0.5) * invscale), 0.0, None)
+        total = w.sum()
+        starts[i] = lo
+        weights[i, :hi - lo] = w / total if total != 0 else w
+    bits = 0
+    while bits < 22 and int(0.5 + weights.max() * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    scaled = weights * (1 << bits)
+    fixed = np.where(scaled < 0, np.trunc(scaled - 0.5), np.trunc(scaled + 0.5)).astype(np.int64)
+    return starts, fixed, bits
+
+
+def _resize_axis(x: np.ndarray, out_size: int, axis: int) -> np.ndarray:
+    """One pass along `axis` of an int64 H x W x C image, rounded and clipped to 0..255."""
+    in_size = x.shape[axis]
+    starts, fixed, bits = _aa_weights(in_size, out_size)
+    x = np.moveaxis(x, axis, 0)
+    acc = np.full((out_size, *x.shape[1:]), 1 << (bits - 1), dtype=np.int64)
+    for k in range(fixed.shape[1]):  # banded: a few taps per output pixel, whatever the input size
+        idx = np.minimum(starts + k, in_size - 1)
+        w = fixed[:, k].reshape(-1, *([1] * (x.ndim - 1)))
+        acc += x[idx] * w
+    return np.moveaxis(np.clip(acc >> bits, 0, 255), 0, axis)
+
+
+def resize_uint8(arr: np.ndarray, size: Sequence[int]) -> np.ndarray:
+    """H x W x C uint8 -> size (H', W') with antialiased bilinear, as torchvision does on uint8 tensors."""
+    h, w = int(size[0]), int(size[1])
+    x = arr.astype(np.int64)
+    if x.shape[1] != w:  # horizontal pass first, as Pillow(-SIMD) and torch
+        x = _resize_axis(x, w, 1)
+    if x.shape[0] != h:
+        x = _resize_axis(x, h, 0)
+    return x.astype(np.uint8)
+
+
+def encode_image(x, meta: dict) -> np.ndarray:
+    """A raw image -> C x H x W float32, normalized: hotstart's inference encoding of an Image."""
+    img = load_image(x)
+    mode = meta.get("image_mode", "auto")
+    if mode in ("L", "RGB") and img.mode != mode:
+        img = img.convert(mode)
+    arr = np.asarray(img, dtype=np.uint8)
+    arr = arr[..., None] if arr.ndim == 2 else arr
+    arr = resize_uint8(arr, meta["size"])
+    x = np.moveaxis(arr, -1, 0).astype(np.float32) / np.float32(255.0)
+    channels = int(meta["channels"])
+    if x.shape[0] != channels:
+        if channels == 3:  # gray -> RGB
+            x = np.repeat(x, 3, axis=0)
+        else:  # RGB -> luminance (ITU-R 601-2), in float as hotstart does
+            x = (x * np.array([0.299, 0.587, 0.114], dtype=np.float32).reshape(3, 1, 1)).sum(0, keepdims=True)
+    mean = np.asarray(meta["mean"], dtype=np.float32).reshape(-1, 1, 1)
+    std = np.asarray(meta["std"], dtype=np.float32).reshape(-1, 1, 1)
+    return (x - mean) / std
+
+
+# --- outputs -------------------------------------------------------------------------------
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z.astype(np.float32)
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    return (1.0 / (1.0 + np.exp(-z.astype(np.float32)))).astype(np.float32)
+
+
+def decode_single(logits: np.ndarray, meta: dict):
+    probs = softmax(logits)
+    return meta["classes"][int(probs.argmax())], probs
+
+
+def decode_multi(logits: np.ndarray, meta: dict):
+    probs = sigmoid(logits)
+    t = float(meta.get("threshold", 0.5))
+    return [c for c, p in zip(meta["classes"], probs.tolist()) if p >= t], probs
+
+
+def accuracy_single(preds, targets, meta) -> float:
+    return float(np.mean([label == t for (label, _), t in zip(preds, targets)])) if preds else float("nan")
+
+
+def accuracy_multi(preds, targets, meta) -> float:
+    """Fraction of (sample, class) entries right, as hotstart's MultilabelAccuracy."""
+    if not preds:
+        return float("nan")
+    right = sum(sum((c in set(label)) == (c in set(t)) for c in meta["classes"]) for (label, _), t in zip(preds, targets))
+    return right / (len(preds) * len(meta["classes"]))
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How one task kind's inputs are encoded and its outputs decoded."""
+
+    encode: Callable[[Any, dict], np.ndarray]  # raw input -> one encoded input (no batch dim)
+    decode: Callable[[np.ndarray, dict], tuple]  # one output -> (label(s), probabilities)
+    accuracy: Callable[[list, list, dict], float]  # predictions, targets -> accuracy
+
+
+# task kind (metadata "kind") -> its encode / decode: add a row for a new task kind
+KINDS: dict[str, Kind] = {
+    "ImageClassificationSingle": Kind(encode_image, decode_single, accuracy_single),
+    "ImageClassificationMulti": Kind(encode_image, decode_multi, accuracy_multi),
+}
+
+
+# --- command line (so that a bundle runs on its own) ---------------------------------------------
+def format_prediction(name: str, label, probs: np.ndarray, classes: list, top_k: int) -> str:
+    order = np.argsort(-probs, kind="stable")[:top_k]
+    tops = ", ".join(f"{classes[i]} {probs[i]:.3f}" for i in order)
+    return f"{name}: {label} ({tops})"
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Predict images with an exported hotstart model (.onnx).")
+    ap.add_argument("model")
+    ap.add_argument("images", nargs="+")
+    ap.add_argument("--top-k", type=int, default=3)
+    ap.add_argument("--json", action="store_true", help="one JSON object per image")
+    args = ap.parse_args(argv)
+    try:
+        predictor = Predictor.load(args.model)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return predict_paths(predictor, args.images, args.top_k, args.json)
+
+
+def predict_paths(predictor: Predictor, paths: Sequence[str], top_k: int = 3, as_json: bool = False,
+                  out=None) -> int:
+    """Print each image's prediction; an unreadable image gets an error line and exit status 1."""
+    out = out or sys.stdout
+    status = 0
+    for path in paths:
+        try:
+            label, probs = predictor.predict(path)
+        except (OSError, ValueError, TypeError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            status = 1
+            continue
+        if as_json:
+            order = np.argsort(-probs, kind="stable")[:top_k]
+            print(json.dumps({"image": path, "label": label,
+                              "top": [[predictor.classes[i], float(probs[i])] for i in order]}), file=out)
+        else:
+            print(format_prediction(path, label, probs, predictor.classes, top_k), file=out)
+        out.flush()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

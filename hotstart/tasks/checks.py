@@ -1,0 +1,156 @@
+"""`check_model`: does this model fit this task? Answered on meta tensors, before any data is read.
+
+A wrong channel count, a head with the wrong number of outputs or an input too small for the
+backbone otherwise shows up as a shape error deep in a stack trace after the first batch was read
+(or worse, trains silently on a 1x1 feature map). Here the model runs on tensors of the
+``meta`` device: shapes propagate through every layer, no activation memory is allocated, no
+weight is touched and nothing is read. The caller's model is not changed: a copy runs, whose
+parameters are empty meta twins of the model's (`meta_copy`).
+
+    task.check(model)             # tasklearner calls it; raises ModelTaskMismatch saying what to change
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import HotstartError
+
+_ADAPTIVE_POOLS = ("AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d")
+
+
+class ModelTaskMismatch(HotstartError, ValueError):
+    """The model cannot serve the task: the message says which and what to change."""
+
+
+def input_shape(task) -> tuple[int, ...] | None:
+    """The encoded input's shape without the batch (e.g. (C, H, W)), or None if not static."""
+    block = task.encoded_blocks()[0]
+    shape = getattr(block, "shape", None)
+    shape = shape() if callable(shape) else None
+    return None if shape is None or 0 in shape else tuple(int(s) for s in shape)
+
+
+def expected_output_shape(task) -> tuple[int, ...] | None:
+    """What the model must output per sample: the task's `output_shape()` if it has one, else one
+    logit per class of the encoded target; None where the task does not say."""
+    own = getattr(task, "output_shape", None)
+    if callable(own):
+        return tuple(own())
+    classes = getattr(task.encoded_blocks()[1], "classes", None)
+    return None if classes is None else (len(classes),)
+
+
+def meta_copy(model):
+    """A copy of `model` whose parameters and buffers live on the meta device: same structure and
+    shapes, no data copied (deepcopy's memo maps each tensor to an empty meta twin)."""
+    import copy
+
+    import torch
+
+    memo: dict = {}
+    for p in model.parameters():
+        memo[id(p)] = torch.nn.Parameter(torch.empty_like(p, device="meta"), requires_grad=p.requires_grad)
+    for b in model.buffers():
+        memo[id(b)] = torch.empty_like(b, device="meta")
+    return copy.deepcopy(model, memo)
+
+
+def run_on_meta(model, x_shape, *, record: bool = False):
+    """Run a meta copy of `model` (eval mode) on a meta tensor of `x_shape`:
+    (output, [(module name, module, output shape)] when `record`). `model` itself is untouched."""
+    import torch
+
+    model = meta_copy(model).eval()
+    leaves: list[tuple[str, Any, tuple]] = []
+    current = {"name": None}
+    if record:
+        for name, m in model.named_modules():
+            if name:
+                m.register_forward_pre_hook(lambda m, a, name=name: current.__setitem__("name", name))
+                m.register_forward_hook(lambda m, a, out, name=name: leaves.append((name, m, tuple(out.shape)))
+                                        if hasattr(out, "shape") else None)
+    else:
+        for name, m in model.named_modules():
+            if name:
+                m.register_forward_pre_hook(lambda m, a, name=name: current.__setitem__("name", name))
+    try:
+        with torch.no_grad():
+            out = model(torch.empty(x_shape, device="meta"))
+    except Exception as e:
+        e.hotstart_layer = current["name"]  # which layer was running: the error message names it
+        raise
+    return out, leaves
+
+
+def _first_conv_channels(model) -> tuple[str, int] | None:
+    import torch.nn as nn
+
+    for name, m in model.named_modules():
+        if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+            return name, m.in_channels
+        if isinstance(m, nn.Linear):
+            return None  # a model that starts with a linear layer: the forward pass tells
+    return None
+
+
+def _reduction(model, x_shape) -> float | None:
+    """How much the backbone shrinks H: measured on a large meta input, from its last feature map
+    (before any adaptive pooling)."""
+    big = (2, x_shape[1], 1024, 1024)
+    try:
+        _, leaves = run_on_meta(model, big, record=True)
+    except Exception:
+        return None
+    maps = [shape for name, m, shape in leaves
+            if len(shape) == 4 and type(m).__name__ not in _ADAPTIVE_POOLS and len(list(m.children())) == 0]
+    return 1024 / min(maps[-1][2], maps[-1][3]) if maps else None
+
+
+def forward_failure(e: Exception, x_shape, what: str) -> ModelTaskMismatch:
+    """The error to raise when a model fails on an input of `x_shape`: the layer, and what to change."""
+    layer = getattr(e, "hotstart_layer", None)
+    where = f" in layer {layer}" if layer else ""
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    hint = ""
+    if len(x_shape) == 4 and any(s in msg for s in ("too small", "can't be greater", "non-positive", "Kernel size")):
+        hint = (f": the input {x_shape[2]}x{x_shape[3]} is too small for the backbone's downsampling; use a larger "
+                f"size=... in the task or a backbone that downsamples less (e.g. the default small CNN)")
+    return ModelTaskMismatch(f"the model fails on {what} {tuple(x_shape)}{where}: {msg}{hint}")
+
+
+def check_model(task, model, *, batch_size: int = 2) -> dict:
+    """Raise `ModelTaskMismatch` unless `model` takes the task's encoded input and returns one output
+    of the expected shape per sample; return {"input": shape, "output": shape} when it does."""
+    shape = input_shape(task)
+    if shape is None:
+        return {}
+    x_shape = (batch_size, *shape)
+    name = type(task).__name__
+    conv = _first_conv_channels(model) if len(shape) == 3 else None
+    if conv is not None and conv[1] != shape[0]:
+        raise ModelTaskMismatch(
+            f"the model's first convolution ({conv[0]}) takes {conv[1]} input channel(s), but {name} encodes "
+            f"images with {shape[0]}: build the backbone with in_chans={shape[0]} (tasklearner does when you pass "
+            f"backbone=), or set the Image block's channels to {conv[1]} (Image(channels={conv[1]}))")
+    try:
+        out, _ = run_on_meta(model, x_shape)
+    except Exception as e:
+        raise forward_failure(e, x_shape, f"{name}'s encoded input") from e
+    if len(shape) == 3:
+        reduction = _reduction(model, x_shape)
+        if reduction is not None and min(shape[1:]) < reduction:
+            need = int(round(reduction))
+            raise ModelTaskMismatch(
+                f"the input {shape[1]}x{shape[2]} is too small for the backbone, which downsamples by {need}: its "
+                f"last feature maps would be under 1 pixel (padding only). Use size=({need}, {need}) or more in the "
+                f"task, or a backbone that downsamples less (e.g. the default small CNN)")
+    got = tuple(out.shape[1:]) if hasattr(out, "shape") else None
+    want = expected_output_shape(task)
+    if want is not None and got != want:
+        n = want[0] if len(want) == 1 else want
+        raise ModelTaskMismatch(
+            f"the model outputs {got} per sample, but {name} needs {want}" +
+            (f" (one logit per class: {n} classes): give the head {n} outputs, e.g. nn.Linear(num_features, {n}), "
+             f"or let tasklearner build it (backbone=... instead of model=...)" if len(want) == 1 else ""))
+    return {"input": tuple(x_shape), "output": got}
+

@@ -1,0 +1,130 @@
+"""No import cycle between hotstart's subpackages, lazy imports included.
+
+Every ``import`` / ``from ... import`` statement in every module is read with `ast` (those at
+module level and those inside functions alike, since a lazy import is still a dependency), plus
+``importlib.import_module("hotstart....")`` calls with a literal name. Each hotstart module
+belongs to a unit: its subpackage (``hotstart.learner.loop`` -> ``learner``) or, for a top-level
+module, the module itself (``hotstart.atomic`` -> ``atomic``). The root package
+(``hotstart/__init__.py``, ``hotstart/__main__.py``) only dispatches and is no unit.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import hotstart
+
+ROOT = Path(hotstart.__file__).parent
+
+
+def _module_name(path: Path, root: Path) -> tuple[str, str]:
+    """(module name, the package its relative imports resolve against)."""
+    parts = [root.name, *path.relative_to(root).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+        return ".".join(parts), ".".join(parts)
+    return ".".join(parts), ".".join(parts[:-1])
+
+
+def _imported_names(tree: ast.AST, package: str) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            names.add(module)
+            names.update(f"{module}.{a.name}" for a in node.names)  # `from pkg import submodule`
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            names.add(node.args[0].value)
+    return names
+
+
+def _unit(module: str, top: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != top or len(parts) < 2 or parts[1] == "__main__":
+        return None
+    return parts[1]
+
+
+def unit_graph(root: Path) -> dict[str, set[str]]:
+    """unit -> the other units it imports (anywhere in its code)."""
+    edges: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        module, package = _module_name(path, root)
+        me = _unit(module, root.name)
+        if me is None:
+            continue
+        edges.setdefault(me, set())
+        for name in _imported_names(ast.parse(path.read_text(encoding="utf-8"), str(path)), package):
+            other = _unit(name, root.name)
+            if other is not None and other != me:
+                edges[me].add(other)
+    return edges
+
+
+def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    cycles, state = [], {}
+
+    def visit(u, stack):
+        state[u] = "open"
+        stack.append(u)
+        for v in sorted(edges.get(u, ())):
+            if state.get(v) == "open":
+                cycles.append(stack[stack.index(v):] + [v])
+            elif v not in state:
+                visit(v, stack)
+        stack.pop()
+        state[u] = "done"
+
+    for u in sorted(edges):
+        if u not in state:
+            visit(u, [])
+    return cycles
+
+
+def test_no_import_cycle_between_subpackages():
+    edges = unit_graph(ROOT)
+    assert {"learner", "warmup", "compile_cache", "tasks", "blocks"} <= set(edges)
+    cycles = find_cycles(edges)
+    assert cycles == [], "import cycles between hotstart's subpackages: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_compile_cache_sits_below_learner_and_warmup():
+    """learner -> compile_cache; warmup -> learner and compile_cache; never the other way."""
+    edges = unit_graph(ROOT)
+    assert "compile_cache" in edges["learner"] and "compile_cache" in edges["warmup"]
+    assert not edges["compile_cache"] & {"learner", "warmup", "tasks", "encodings", "blocks", "datasets"}
+    assert "warmup" not in edges["learner"]
+
+
+def test_the_walk_sees_lazy_and_relative_imports_and_finds_cycles(tmp_path):
+    """The checker itself: a cycle made only of a lazy import inside a function, written as a
+    relative import, is found (so the tests above can fail)."""
+    pkg = tmp_path / "pkgx"
+    for sub in ("a", "b", "c"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "mod.py").write_text("from ..b import thing\n")
+    (pkg / "b" / "mod.py").write_text("def f():\n    from ..a.mod import x\n    return x\n")
+    (pkg / "c" / "mod.py").write_text("import importlib\nimportlib.import_module('pkgx.a')\n")
+    edges = unit_graph(pkg)
+    assert edges == {"a": {"b"}, "b": {"a"}, "c": {"a"}}
+    assert find_cycles(edges) == [["a", "b", "a"]]
+    (pkg / "b" / "mod.py").write_text("")
+    assert find_cycles(unit_graph(pkg)) == []
+
+
+@pytest.mark.parametrize("top_level", ["atomic"])
+def test_top_level_modules_are_units(top_level):
+    edges = unit_graph(ROOT)
+    assert top_level in edges["compile_cache"]  # the manifest is written with hotstart.atomic

@@ -1,0 +1,148 @@
+"""Checkpoint and resume (issue 14): a fit killed with SIGKILL at random moments and resumed each
+time ends bit for bit where an uninterrupted fit ends; a kill during a checkpoint write never
+leaves an unreadable last checkpoint. Children are forked (torch is already imported), so a
+kill costs milliseconds, not an interpreter start."""
+import json
+import os
+import random
+import signal
+import time
+
+import pytest
+import torch
+import torch.nn as nn
+
+from hotstart.learner.checkpoint import checkpoints, load_last
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the kill tests fork a child process")
+
+
+@pytest.fixture
+def mlp_learner(make_learner, small_task, digits_small):
+    data = digits_small[0].subset(list(range(100)))  # 80 training digits: 5 batches of 16 an epoch
+
+    def make(**kwargs):
+        with torch.random.fork_rng():  # the same initial weights every time, global RNG untouched
+            torch.manual_seed(0)
+            model = nn.Sequential(nn.Flatten(), nn.Linear(small_task.channels * 64, 32), nn.ReLU(), nn.Dropout(0.1),
+                                  nn.Linear(32, 10))
+        return make_learner(model=model, batch_size=16, data=data, **kwargs)
+    return make
+
+
+def _state(learner):
+    return {k: v.detach().clone() for k, v in learner._task_model().state_dict().items()}
+
+
+def _no_time(history):
+    return [{k: v for k, v in row.items() if k != "time"} for row in history]
+
+
+def _fork(fn) -> int:
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 1
+        try:
+            fn()
+            code = 0
+        finally:
+            os._exit(code)
+    return pid
+
+
+def test_killed_and_resumed_fit_equals_an_uninterrupted_one(mlp_learner, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    fresh = mlp_learner()  # forked children each train a copy of this untrained learner
+    ref = mlp_learner()
+    ref.fit_one_cycle(5, 1e-2)  # never interrupted, never checkpointed (this also reads the images once)
+    expected = _state(ref)
+
+    def run(folder, out):
+        fresh.fit_one_cycle(5, 1e-2, checkpoint_dir=folder, checkpoint_every=2, resume=folder)
+        save_file(_state(fresh), str(out / "weights.safetensors"))
+        (out / "history.json").write_text(json.dumps({"history": fresh.history, "losses": fresh.recorder.losses}))
+
+    def check(out):
+        weights = load_file(str(out / "weights.safetensors"))
+        assert weights.keys() == expected.keys() and all(torch.equal(weights[k], expected[k]) for k in expected)
+        got = json.loads((out / "history.json").read_text())
+        assert _no_time(got["history"]) == _no_time(ref.history) and got["losses"] == ref.recorder.losses
+
+    # an uninterrupted child with checkpoints: how long a whole run takes, and the same result
+    (tmp_path / "out0").mkdir()
+    t0 = time.perf_counter()
+    pid = _fork(lambda: run(tmp_path / "ckpt0", tmp_path / "out0"))
+    _, status = os.waitpid(pid, 0)
+    duration = time.perf_counter() - t0
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    check(tmp_path / "out0")
+
+    folder, out = tmp_path / "ckpt", tmp_path / "out"
+    out.mkdir()
+    rng = random.Random(0)
+    positions = []
+    for _ in range(5):  # one kill per attempt, at a random moment; each attempt resumes the last
+        pid = _fork(lambda: run(folder, out))
+        time.sleep(rng.uniform(0.05, 0.3) * duration)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        last = load_last(folder)  # never unreadable
+        positions.append(None if last is None else last.meta["train_iter"])
+    pid = _fork(lambda: run(folder, out))
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert any(p for p in positions), positions  # a kill came after a checkpoint: something was resumed
+    assert len(set(positions)) >= 3, positions  # the kills landed at different points of the fit
+    check(out)
+    assert len(checkpoints(folder)) == 2  # the last 2 are kept
+
+
+def test_kill_during_checkpoint_writes_leaves_a_readable_last_checkpoint(mlp_learner, tmp_path):
+    from hotstart.learner.checkpoint import Checkpointer
+
+    folder = tmp_path / "ckpt"
+    learner = mlp_learner()
+    learner.fit(1, 1e-3)
+    weights = _state(learner)
+
+    def write_forever():
+        cp = Checkpointer(learner, folder)
+        while True:
+            learner.train_iter += 1
+            cp.save(epoch_done=False)
+
+    rng = random.Random(1)
+    seen = 0
+    for _ in range(15):
+        learner.train_iter = seen  # each writer goes on from the last position seen
+        pid = _fork(write_forever)
+        time.sleep(rng.uniform(0.02, 0.2))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        last = load_last(folder)
+        if last is None:
+            continue
+        assert all(torch.equal(last.model[k], weights[k]) for k in weights)
+        assert last.meta["train_iter"] >= seen  # never an older checkpoint than one seen before
+        seen = last.meta["train_iter"]
+        assert len(checkpoints(folder)) <= 3  # 2 kept, a third for the moment between rename and pruning
+    assert seen > 10
+
+
+def test_resume_checks_the_fit_and_an_empty_folder_starts_fresh(mlp_learner, tmp_path):
+    a = mlp_learner()
+    a.fit(2, 1e-3, checkpoint_dir=tmp_path)
+    names = [p.name for p in checkpoints(tmp_path)]
+    assert names == ["ckpt-000-000000005-1", "ckpt-000-000000010-1"]
+    with pytest.raises(ValueError, match="2 epochs"):
+        mlp_learner().fit(3, 1e-3, resume=tmp_path)
+    b = mlp_learner()
+    b.fit(2, 1e-3, resume=tmp_path)  # complete already: nothing more to train
+    assert all(torch.equal(v, _state(a)[k]) for k, v in _state(b).items())
+    assert _no_time(b.history) == _no_time(a.history)
+    c = mlp_learner()
+    c.fit(1, 1e-3, resume=tmp_path / "empty")
+    assert len(c.history) == 1
+    (tmp_path / "ckpt-000-000000010-1" / "model.safetensors").write_bytes(b"damaged")
+    assert load_last(tmp_path).path.name == "ckpt-000-000000005-1"  # falls back to the one before

@@ -1,0 +1,101 @@
+"""The web export's folder, without a browser: files, CDN integrity, vendoring checks, and that it
+never replaces a folder it did not write. (tests/test_web_page.py runs the page in Chromium.)"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hotstart.export.web import (CDN_BASE, FORMAT, ORT_ENTRY, ORT_ENTRY_SRI, ORT_RUNTIME_FILES, ORT_WEB_VERSION,
+                                 WebExportError, export_web)
+
+PAGE = {"kind": "ImageClassificationSingle", "classes": ["cat", "dog"], "size": [16, 16], "channels": 3,
+        "image_mode": "RGB", "mean": [0.5, 0.5, 0.5], "std": [0.25, 0.25, 0.25], "activation": "softmax"}
+
+
+@pytest.fixture
+def onnx_file(tmp_path):
+    f = tmp_path / "m.onnx"
+    f.write_bytes(b"\x08\x07")  # the folder writer copies the file; the browser test runs a real one
+    return f
+
+
+def fake_ort_web(root, version=ORT_WEB_VERSION, files=ORT_RUNTIME_FILES):
+    (root / "dist").mkdir(parents=True)
+    (root / "package.json").write_text(json.dumps({"name": "onnxruntime-web", "version": version}))
+    for name in files:
+        (root / "dist" / name).write_text(f"// {name}")
+    return root
+
+
+def test_cdn_mode_pins_the_version_with_an_integrity_hash(tmp_path, onnx_file):
+    out = export_web(onnx_file, PAGE, tmp_path / "site")
+    assert out.mode == "cdn" and ORT_WEB_VERSION in str(out)
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert f'src="{CDN_BASE}{ORT_ENTRY}" integrity="{ORT_ENTRY_SRI}" crossorigin="anonymous"' in html
+    assert f'<meta name="hotstart-wasm-paths" content="{CDN_BASE}">' in html
+    assert '<label class="drop" id="drop" for="files">' in html and 'name="viewport"' in html
+    names = {p.name for p in (tmp_path / "site").iterdir()}
+    assert names == {"index.html", "app.js", "model.onnx", "task.json"}
+    task = json.loads((tmp_path / "site" / "task.json").read_text())
+    assert task["format"] == FORMAT and task["classes"] == ["cat", "dog"] and task["onnxruntime_web"] == ORT_WEB_VERSION
+
+
+def test_vendored_mode_copies_the_runtime(tmp_path, onnx_file):
+    vendor = fake_ort_web(tmp_path / "node_modules" / "onnxruntime-web")
+    for where in (vendor, vendor / "dist"):  # the package folder or its dist/
+        out = export_web(onnx_file, PAGE, tmp_path / "site", vendor=where)
+        assert out.mode == "vendored" and "offline" in str(out)
+        html = (tmp_path / "site" / "index.html").read_text()
+        assert f'<script src="{ORT_ENTRY}"></script>' in html and "integrity" not in html
+        assert {n for n in ORT_RUNTIME_FILES} <= {p.name for p in (tmp_path / "site").iterdir()}
+
+
+@pytest.mark.parametrize("problem", ["version", "files", "not-a-package"])
+def test_a_wrong_vendor_folder_is_refused(tmp_path, onnx_file, problem):
+    root = tmp_path / "ort"
+    if problem == "version":
+        fake_ort_web(root, version="1.17.0")
+    elif problem == "files":
+        fake_ort_web(root, files=ORT_RUNTIME_FILES[:1])
+    else:
+        root.mkdir()
+    with pytest.raises(WebExportError, match="--vendor"):
+        export_web(onnx_file, PAGE, tmp_path / "site", vendor=root)
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_folder_it_did_not_write_is_never_replaced(tmp_path, onnx_file):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work")
+    with pytest.raises(WebExportError, match="not written by a web export"):
+        export_web(onnx_file, PAGE, mine)
+    assert (mine / "thesis.tex").read_text() == "years of work" and len(list(mine.iterdir())) == 1
+    # an earlier export is replaced as a unit, and nothing is left beside it
+    export_web(onnx_file, PAGE, tmp_path / "site")
+    export_web(onnx_file, {**PAGE, "classes": ["a", "b"]}, tmp_path / "site")
+    assert json.loads((tmp_path / "site" / "task.json").read_text())["classes"] == ["a", "b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "mine", "site"]
+
+
+def test_only_image_classifiers_get_a_page(tmp_path, onnx_file):
+    with pytest.raises(WebExportError, match="image classifiers"):
+        export_web(onnx_file, {**PAGE, "kind": "TabularRegression"}, tmp_path / "site")
+    with pytest.raises(WebExportError, match="lacks"):
+        export_web(onnx_file, {"kind": "ImageClassificationSingle"}, tmp_path / "site")
+
+
+def test_cli_vendor_goes_with_format_web(tmp_path, capsys):
+    from hotstart.cli import main
+
+    assert main(["export", str(tmp_path), "--out", str(tmp_path / "m.onnx"), "--vendor", "x"]) == 1
+    assert "--vendor is for --format web" in capsys.readouterr().err
+
+
+def test_a_cdn_export_over_a_vendored_one_says_what_to_do(tmp_path, onnx_file):
+    vendor = fake_ort_web(tmp_path / "ort")
+    export_web(onnx_file, PAGE, tmp_path / "site", vendor=vendor)
+    with pytest.raises(WebExportError, match="choose a new folder"):
+        export_web(onnx_file, PAGE, tmp_path / "site")
+    assert (tmp_path / "site" / ORT_ENTRY).is_file()  # the vendored page is untouched
