@@ -207,3 +207,13 @@ def test_test_loader_and_get_preds_items(disc_data):
         np.testing.assert_allclose(learner.predict(items[i])[1], preds[i], atol=1e-5)
     with pytest.raises(ValueError, match="item 1"):
         learner.get_preds(items=[items[0], "not an image"])
+
+
+def test_builtin_warmup_workloads_for_the_new_tasks(tmp_path):
+    from hotstart import warmup
+
+    report = warmup.run(only=["segmentation-smallcnn-32-cpu", "keypoints-smallcnn-32-cpu"], cache_dir=tmp_path,
+                        progress=False)
+    assert [r.name for r in report.results] == ["segmentation-smallcnn-32-cpu", "keypoints-smallcnn-32-cpu"]
+    assert all(r.status == "ok" for r in report.results), report.table()
+    assert not report.side_effects
