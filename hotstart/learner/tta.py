@@ -67,6 +67,7 @@ def tta(learner, n: int = 4, *, loader=None, beta: float = 0.25, verbose: bool =
     if int(n) < 1:
         raise ValueError(f"tta: n must be at least 1, got {n!r}")
     learner._setup()
+    raw = learner.valid_loader if loader is None else loader  # the plain DataLoader (its dataset, batch size)
     loader = learner._valid_dl if loader is None else loader
     task = learner.task
     learner.model.eval()
@@ -78,9 +79,9 @@ def tta(learner, n: int = 4, *, loader=None, beta: float = 0.25, verbose: bool =
             for transform, undo in task.tta_views(n):
                 views.append(_run(learner, loader, transform, undo)[0])
         else:
-            ds = loader.dataset
+            ds = raw.dataset
             aug = TaskDataset(task, (ds.inputs, ds.targets), "training", derive_seed(learner.seed, 7919))
-            aug_loader = torch.utils.data.DataLoader(aug, batch_size=loader.batch_size, shuffle=False)
+            aug_loader = torch.utils.data.DataLoader(aug, batch_size=raw.batch_size, shuffle=False)
             for k in range(n):
                 aug.epoch = k
                 views.append(_run(learner, aug_loader)[0])
