@@ -4,6 +4,7 @@
     python -m benchmarks.run                               # the full set (longer)
     python -m benchmarks.run --quick --python /work/benchvenv/bin/python --out benchmarks/results/latest-scipy.json
     python -m benchmarks.run --quick --only startup,import # a subset
+    python -m benchmarks.run --quick --only deploy         # torch vs ONNX fp32 / int8 vs .pt2 (benchmarks/deploy.py)
 
 How a run is measured (`run_child`): the parent notes ``time.time()`` right before it starts the
 child; the child (benchmarks/scripts/*_fit.py) prints JSON-line milestones with its own
@@ -69,6 +70,7 @@ TARGETS = {  # from the issues; checked at the end of every run
     "memory_ratio": 1.1,            # hotstart peak RSS / plain's, at most
     "warm_over_cold": 0.2,          # warm first compiled epoch / cold one, at most
     "import_extra_s": 0.1,          # import hotstart - import torch, at most (seconds)
+    "deploy_cold_ratio": 0.25,      # ONNX predictor cold start / `hotstart predict MODEL_DIR`'s, at most
 }
 
 
@@ -369,6 +371,11 @@ def check_targets(report) -> list[dict]:
         w.get("after_warmup", {}).get("ratio", {}).get("first_epoch_s"), t["warm_over_cold"], lambda v, x: v <= x)
     imp = c.get("import", {}).get("contenders", {}).get("torch+hotstart", {}).get("extra_paired_s")
     row("import: `import torch, hotstart` - `import torch` (s, paired median) <=", imp, t["import_extra_s"], lambda v, x: v <= x)
+    dep = c.get("deploy", {}).get("contenders", {}).get("onnx", {})
+    row("deploy: ONNX predictor cold start / hotstart predict MODEL_DIR <=", dep.get("ratio", {}).get("cold_start_s"),
+        t["deploy_cold_ratio"], lambda v, x: v <= x)
+    row("deploy: same, median of run-by-run ratios <=", dep.get("paired_ratio", {}).get("cold_start_s"),
+        t["deploy_cold_ratio"], lambda v, x: v <= x)
     return rows
 
 
@@ -383,7 +390,11 @@ def table(report) -> str:
     for name, comp in report["comparisons"].items():
         lines.append(f"\n== {name} ==  {json.dumps(comp.get('workload', ''))}  runs: {comp.get('runs_each')}")
         contenders = comp.get("contenders", {})
-        if name == "import":
+        if name == "deploy":
+            from .deploy import table_lines
+
+            lines += table_lines(comp)
+        elif name == "import":
             for label, e in contenders.items():
                 lines.append(f"  {label:<18} median {e['median'].get('wall_s', float('nan')):.3f}s  "
                              f"({_signed(e['extra_s'])} over torch; paired median {_signed(e.get('extra_paired_s'))})"
@@ -427,7 +438,7 @@ def table(report) -> str:
 def retable(report) -> str:
     """A saved report's table, with ratios and targets recomputed by this version of the runner."""
     for name, comp in report["comparisons"].items():
-        if name not in ("warmup", "import"):
+        if name not in ("warmup", "import", "deploy"):
             add_ratios(comp["contenders"])
     if "import" in report["comparisons"]:
         add_import_extras(report["comparisons"]["import"]["contenders"])
@@ -443,7 +454,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(RESULTS / "latest.json"), help="where the JSON goes")
     ap.add_argument("--only", default="startup,throughput,warmup,import",
                     help="comma-separated subset of: startup, throughput (or throughput_digits, "
-                         "throughput_synthetic128), warmup, import")
+                         "throughput_synthetic128), warmup, import, deploy (not in the default set: it trains, "
+                         "exports and compiles a .pt2 first)")
     ap.add_argument("--runs", type=int, default=None, help="override the runs per contender (at least 5 advised)")
     ap.add_argument("--table", metavar="JSON", help="print the table and targets of a saved result (runs nothing)")
     args = ap.parse_args(argv)
@@ -481,6 +493,11 @@ def main(argv=None) -> int:
     if "import" in only:
         log("import: import torch vs import torch, hotstart")
         report["comparisons"]["import"] = bench_import(py, cfg, log)
+    if "deploy" in only:
+        from .deploy import bench_deploy
+
+        log("deploy: cold start, latency and throughput of torch / ONNX fp32 / ONNX int8 / .pt2")
+        report["comparisons"]["deploy"] = bench_deploy(py, cfg, log, compare, SCRIPTS)
     report["total_s"] = time.perf_counter() - t0
     report["machine"]["loadavg_end"] = os.getloadavg()
     report["targets"] = check_targets(report)

@@ -19,6 +19,9 @@ synchronisation across processes, so that is where it is used:
   ``metric.torchmetric()``, which syncs its states across processes. Lightning Fabric has
   imported torchmetrics by then, so the swap costs nothing.
 
+Regression metrics (`MeanSquaredError`, `R2Score`) keep float32 sums instead of counts, added
+in torchmetrics' order, so they agree exactly too; `Denormalized` shows them in the target's units.
+
 A user's own ``torchmetrics.Metric`` objects (``tasklearner(metrics={...})``) are used as given.
 Every metric here has the torchmetrics protocol: ``update(preds, target)``, ``compute()``,
 ``reset()``, ``to(device)`` and ``metric(preds, target)`` (updates, returns the batch's value).
@@ -27,8 +30,8 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["MulticlassAccuracy", "MultilabelAccuracy", "MultilabelF1Score", "StreamingMetric", "PixelAccuracy",
-           "MeanIoU", "MeanDistance", "point_distances"]
+__all__ = ["MulticlassAccuracy", "MultilabelAccuracy", "MultilabelF1Score", "StreamingMetric", "MeanSquaredError",
+           "R2Score", "Denormalized", "PixelAccuracy", "MeanIoU", "MeanDistance", "point_distances"]
 
 
 class StreamingMetric:
@@ -180,6 +183,159 @@ class MultilabelF1Score(_MultilabelStats):
         from torchmetrics.classification import MultilabelF1Score as TM
 
         return TM(num_labels=self.num_labels, threshold=self.threshold, average="macro")
+
+
+# --- regression: float sums instead of integer counts ------------------------------------------------
+
+class _FloatSums(StreamingMetric):
+    """Float32 sums (and an integer count, ``total``), added out of place as torchmetrics does, so
+    states take the shape of the first batch's sums."""
+
+    def reset(self):
+        for name in self._states:
+            dtype = torch.long if name == "total" else torch.float32
+            setattr(self, name, torch.zeros(self._state_shape(), dtype=dtype, device=self.device))
+
+    def _add(self, counts):
+        for name, value in zip(self._states, counts):
+            setattr(self, name, getattr(self, name) + value)
+
+    def _check(self, preds, target):
+        if preds.shape != target.shape:
+            raise ValueError(f"{type(self).__name__}: preds {tuple(preds.shape)} and target {tuple(target.shape)} "
+                             "must have the same shape")
+
+
+class MeanSquaredError(_FloatSums):
+    """Mean squared error, or its root with ``squared=False`` (torchmetrics' ``MeanSquaredError``).
+
+    With ``num_outputs=1`` every entry counts alike (inputs are flattened); otherwise ``(N, num_outputs)``
+    inputs give one value per output.
+    """
+
+    _states = ("sum_squared_error", "total")
+
+    def __init__(self, squared: bool = True, num_outputs: int = 1):
+        self.squared, self.num_outputs = bool(squared), int(num_outputs)
+        super().__init__()
+
+    def _state_shape(self):
+        return ()
+
+    def reset(self):
+        super().reset()
+        self.sum_squared_error = torch.zeros(self.num_outputs, device=self.device)
+
+    def _counts(self, preds, target):
+        self._check(preds, target)
+        if self.num_outputs == 1:
+            preds, target = preds.reshape(-1), target.reshape(-1)
+        diff = preds - target
+        return torch.sum(diff * diff, dim=0), torch.tensor(target.shape[0], device=target.device)
+
+    def _reduce(self, sum_squared_error, total):
+        mse = sum_squared_error / total
+        out = mse if self.squared else torch.sqrt(mse)
+        return out.squeeze() if out.numel() == 1 else out
+
+    def torchmetric(self):
+        from torchmetrics import MeanSquaredError as TM
+
+        return TM(squared=self.squared, num_outputs=self.num_outputs)
+
+    def __repr__(self):
+        return f"MeanSquaredError(squared={self.squared}, num_outputs={self.num_outputs})"
+
+
+class R2Score(_FloatSums):
+    """Coefficient of determination, averaged uniformly over outputs (torchmetrics' ``R2Score``).
+
+    ``preds`` and ``target``: (N,) or (N, outputs). One difference: with fewer than two samples,
+    where torchmetrics raises, this returns NaN (a one-row validation set must not stop a fit).
+    """
+
+    _states = ("sum_squared_error", "sum_error", "residual", "total")
+
+    def _counts(self, preds, target):
+        self._check(preds, target)
+        if preds.ndim > 2:
+            raise ValueError(f"R2Score: expected 1-D or 2-D preds and target, got {tuple(preds.shape)}")
+        residual = target - preds
+        return (torch.sum(target * target, dim=0), torch.sum(target, dim=0), torch.sum(residual * residual, dim=0),
+                torch.tensor(target.size(0), device=target.device))
+
+    def _reduce(self, sum_squared_obs, sum_obs, rss, total):
+        if int(total) < 2:
+            return torch.tensor(float("nan"), device=rss.device)
+        mean_obs = sum_obs / total
+        tss = sum_squared_obs - sum_obs * mean_obs
+        cond_rss = ~torch.isclose(rss, torch.zeros_like(rss), atol=1e-4)  # torchmetrics' near-constant rules
+        cond_tss = ~torch.isclose(tss, torch.zeros_like(tss), atol=1e-4)
+        cond = cond_rss & cond_tss
+        raw = torch.ones_like(rss)
+        raw[cond] = 1 - (rss[cond] / tss[cond])
+        raw[cond_rss & ~cond_tss] = 0.0
+        return torch.mean(raw)
+
+    def torchmetric(self):
+        from torchmetrics import R2Score as TM
+
+        return TM()
+
+    def __repr__(self):
+        return "R2Score()"
+
+
+class Denormalized:
+    """A metric that sees predictions and targets in their own units, ``x * std + mean``.
+
+    Regression tasks train on normalized targets; an RMSE in grams means more than one in
+    standard deviations. With `output` = i, the metric sees only output i of (N, outputs) inputs
+    (one RMSE per target column: grams and millimetres do not average). `torchmetric()` wraps the
+    inner metric's torchmetrics twin in ``torchmetrics.wrappers.LambdaInputTransformer`` with the
+    same transform.
+    """
+
+    def __init__(self, metric, mean, std, output: int | None = None):
+        self.metric = metric
+        self.mean = [float(m) for m in mean]
+        self.std = [float(s) for s in std]
+        self.output = None if output is None else int(output)
+
+    def _units(self, x):
+        if self.output is not None:
+            return x[:, self.output] * self.std[self.output] + self.mean[self.output]
+        mean = torch.tensor(self.mean, dtype=x.dtype, device=x.device)
+        std = torch.tensor(self.std, dtype=x.dtype, device=x.device)
+        if x.ndim == 1 and len(self.mean) == 1:
+            return x * std[0] + mean[0]
+        return x * std + mean
+
+    def update(self, preds, target):
+        self.metric.update(self._units(preds), self._units(target))
+
+    def compute(self):
+        return self.metric.compute()
+
+    def reset(self):
+        self.metric.reset()
+
+    def to(self, device):
+        self.metric = self.metric.to(device)
+        return self
+
+    def __call__(self, preds, target):
+        return self.metric(self._units(preds), self._units(target))
+
+    def torchmetric(self):
+        from torchmetrics.wrappers import LambdaInputTransformer
+
+        return LambdaInputTransformer(self.metric.torchmetric(), transform_pred=self._units,
+                                      transform_target=self._units)
+
+    def __repr__(self):
+        out = "" if self.output is None else f", output={self.output}"
+        return f"Denormalized({self.metric!r}, mean={self.mean}, std={self.std}{out})"
 
 
 # --- dense and spatial metrics: segmentation (per pixel) and keypoints --------------------------

@@ -113,7 +113,8 @@ class Predictor:
         return {"accuracy": self._kind.accuracy(preds, list(targets), self.meta), "n": len(preds)}
 
     def __repr__(self):
-        return f"Predictor({self.source!r}, kind={self.kind}, classes={len(self.classes)})"
+        outputs = f"classes={len(self.classes)}" if "classes" in self.meta else f"outputs={self.meta.get('outputs')}"
+        return f"Predictor({self.source!r}, kind={self.kind}, {outputs})"
 
 
 def read_metadata(props: dict[str, str], where: str = "<model>") -> dict[str, Any]:
@@ -275,6 +276,74 @@ def encode_image(x, meta: dict) -> np.ndarray:
     return (x - mean) / std
 
 
+# --- table rows: hotstart's TabularPreprocessing, in numpy --------------------------------------
+def _is_missing(v) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, (float, np.floating)):
+        return bool(np.isnan(v))
+    return type(v).__name__ in ("NAType", "NaTType")
+
+
+def _category_key(v):
+    """The text a category is known by (as hotstart's category_key): 2007, 2007.0 and "2007" agree."""
+    import numbers
+
+    if _is_missing(v):
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        return str(int(f)) if f.is_integer() else repr(f)
+    if isinstance(v, str):
+        return v
+    raise TypeError(f"a category must be text, a number, a bool or missing, got {type(v).__name__} {v!r}")
+
+
+def encode_row(row, meta: dict) -> np.ndarray:
+    """A dict (or pandas Series / one-row DataFrame) -> float32 [category indices, indicators, normalized
+    continuous]: unseen or missing categories -> 0; missing numbers -> the training median, indicator 2."""
+    if hasattr(row, "columns") and hasattr(row, "iloc"):
+        if len(row) != 1:
+            raise ValueError(f"expected one row, got a DataFrame with {len(row)} rows")
+        row = {c: row[c].iloc[0] for c in row.columns}
+    elif hasattr(row, "to_dict") and hasattr(row, "iloc"):
+        row = row.to_dict()
+    if not (hasattr(row, "keys") and hasattr(row, "__getitem__")) or isinstance(row, (str, bytes)):
+        raise ValueError(f"this model predicts table rows: give it a dict of column -> value (or a pandas Series / "
+                         f"one-row DataFrame), not {type(row).__name__} {row!r:.60}")
+    t = meta["table"]
+    cats, conts, na_cols = t["categorical"], t["continuous"], t["na_columns"]
+    absent = [c for c in cats + conts if c not in row]
+    if absent:
+        raise ValueError(f"row has no column(s) {absent}")
+    out = []
+    for c in cats:
+        vocab = t["vocab"][c]
+        try:
+            key = _category_key(row[c])
+        except TypeError as e:
+            raise ValueError(f"column {c!r}: {e}") from None
+        out.append(float(vocab.index(key)) if key in vocab[1:] else 0.0)
+    raw = []
+    for c in conts:
+        v = row[c]
+        if not _is_missing(v) and (isinstance(v, (str, bytes)) or not np.isfinite(float(v))):
+            raise ValueError(f"column {c!r} is continuous: expected a finite number or a missing value, got {v!r}")
+        raw.append(np.nan if _is_missing(v) else float(v))
+    raw = np.asarray(raw, dtype=np.float64)
+    missing = np.isnan(raw)
+    out += [2.0 if missing[conts.index(c)] else 1.0 for c in na_cols]
+    fill = np.asarray([t["median"][c] for c in conts], dtype=np.float64)
+    mean = np.asarray([t["mean"][c] for c in conts], dtype=np.float64)
+    std = np.asarray([t["std"][c] for c in conts], dtype=np.float64)
+    return np.concatenate([np.asarray(out, dtype=np.float32),
+                           ((np.where(missing, fill, raw) - mean) / std).astype(np.float32)])
+
+
 # --- outputs -------------------------------------------------------------------------------
 def softmax(z: np.ndarray) -> np.ndarray:
     z = z.astype(np.float32)
@@ -309,6 +378,18 @@ def accuracy_multi(preds, targets, meta) -> float:
     return right / (len(preds) * len(meta["classes"]))
 
 
+def decode_regression(output: np.ndarray, meta: dict):
+    """One row's outputs -> (values in the target's units, the same values)."""
+    values = (output.astype(np.float64) * np.asarray(meta["target_std"]) + np.asarray(meta["target_mean"]))
+    values = values.astype(np.float32)
+    return values, values
+
+
+def no_accuracy(preds, targets, meta) -> float:
+    raise ValueError("evaluate() computes accuracy, which a regression model has none of: compare "
+                     "predict_many's values with the targets (RMSE, R2) instead")
+
+
 @dataclass(frozen=True)
 class Kind:
     """How one task kind's inputs are encoded and its outputs decoded."""
@@ -322,6 +403,8 @@ class Kind:
 KINDS: dict[str, Kind] = {
     "ImageClassificationSingle": Kind(encode_image, decode_single, accuracy_single),
     "ImageClassificationMulti": Kind(encode_image, decode_multi, accuracy_multi),
+    "TabularClassificationSingle": Kind(encode_row, decode_single, accuracy_single),
+    "TabularRegression": Kind(encode_row, decode_regression, no_accuracy),
 }
 
 

@@ -7,7 +7,7 @@ import torch
 from conftest import snapshot
 
 from hotstart import Image, ImageClassificationSingle, Label, datasets, tasklearner
-from hotstart.learner import Callback, one_cycle
+from hotstart.learner import Callback
 
 HISTORY_KEYS = {"epoch", "train_loss", "valid_loss", "accuracy", "time"}
 

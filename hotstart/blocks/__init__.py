@@ -10,6 +10,8 @@ from .encoded_spatial import KeypointTensor
 from .image import Image
 from .label import Label, LabelMulti
 from .spatial import Continuous, Keypoints, Mask
+from .table import TableRow, TableTensor
 
 __all__ = ["Block", "BlockValueError", "Image", "Label", "LabelMulti", "Mask", "Keypoints",
-           "Continuous", "ImageTensor", "ClassIndex", "OneHotTensor", "KeypointTensor"]
+           "Continuous", "ImageTensor", "ClassIndex", "OneHotTensor", "TableRow", "TableTensor",
+           "KeypointTensor"]

@@ -3,8 +3,11 @@
     python -m hotstart train                          # the built-in digits, small CNN, 32x32
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
     python -m hotstart train table.csv --path-col file --label-col tags --label-sep " "
+    python -m hotstart train table.csv --task tabular --target price    # a table's own columns
     python -m hotstart train --task segmentation     # digits-segmentation; or PATH with images/ masks/ --classes
     python -m hotstart train --task keypoints        # discs; or a CSV with --path-col --point-cols x0,y0
+    python -m hotstart train --devices 2 --checkpoint-dir runs/ckpt   # 2 processes (DDP), checkpoints
+    python -m hotstart train --devices 2 --resume runs/ckpt           # continue after a kill
 
 PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
 The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
@@ -17,7 +20,7 @@ from pathlib import Path
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    t = sub.add_parser("train", help="train an image model (classifier, segmentation, keypoints) and save it",
+    t = sub.add_parser("train", help="train an image classifier and save it",
                        description="Train on PATH (a folder of class folders or a CSV), or on the built-in digits.")
     t.add_argument("path", nargs="?", default=None, help="folder of class folders, or a CSV table; default: digits")
     t.add_argument("--backbone", default=None, help="timm model name (e.g. resnet18); default: a small CNN")
@@ -34,16 +37,37 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--path-col", default="path", help="CSV: column with image paths")
     t.add_argument("--label-col", default="label", help="CSV: column with labels")
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
-    t.add_argument("--task", choices=["classification", "segmentation", "keypoints"], default="classification",
-                   help="what to learn: a label per image (default), a class per pixel (PATH holds images/ and "
-                        "masks/; default data: digits-segmentation), or points (PATH is a CSV; default: discs)")
-    t.add_argument("--classes", default=None, help="segmentation: comma-separated class names, mask value order")
-    t.add_argument("--point-cols", default=None, help="keypoints CSV: comma-separated x0,y0,x1,y1,... columns")
     t.add_argument("--allow-outside", action="store_true",
                    help="CSV: allow absolute paths and paths outside the table's folder")
+    t.add_argument("--task", choices=["image", "classification", "tabular", "segmentation", "keypoints"], default=None,
+                   help="image / classification (default): a label per image; tabular: predict a CSV column from the "
+                        "others (see --target); segmentation: a class per pixel (PATH holds images/ and masks/, "
+                        "with --classes; default data: digits-segmentation); keypoints: points (PATH is a CSV with "
+                        "--point-cols; default data: discs)")
+    t.add_argument("--classes", default=None, help="segmentation: comma-separated class names, mask value order")
+    t.add_argument("--point-cols", default=None, help="keypoints CSV: comma-separated x0,y0,x1,y1,... columns")
+    t.add_argument("--target", default=None,
+                   help="tabular: the column to predict (implies --task tabular); without PATH, the built-in penguins")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")
+    t.add_argument("--devices", type=_positive_int, default=None,
+                   help="processes (one per GPU, or CPU processes) for data parallel training; under torchrun or "
+                        "SLURM the launcher's count is used")
+    t.add_argument("--strategy", default=None, help="Lightning Fabric strategy (default: ddp with --devices > 1)")
+    t.add_argument("--accumulate", type=_positive_int, default=1, help="batches per optimizer step")
+    t.add_argument("--checkpoint-dir", default=None, help="write a checkpoint here at the end of every epoch")
+    t.add_argument("--checkpoint-every", type=_positive_int, default=None,
+                   help="also write a checkpoint every N optimizer steps")
+    t.add_argument("--resume", default=None, metavar="DIR",
+                   help="continue from the last complete checkpoint in DIR (and keep checkpointing there)")
     return t
+
+
+def _first_process() -> bool:
+    """Before the learner exists: is this the first process (rank 0, or the only one)?"""
+    import os
+
+    return all(os.environ.get(k, "0") == "0" for k in ("RANK", "LOCAL_RANK", "SLURM_PROCID"))
 
 
 def _positive_int(text: str) -> int:
@@ -60,8 +84,8 @@ def load_data(args):
     from .. import datasets
     from ..errors import UsageError
 
-    task = getattr(args, "task", "classification")
-    if task != "classification":
+    task = getattr(args, "task", None)
+    if task in ("segmentation", "keypoints"):
         return _load_spatial_data(args, task)
     if args.path is None:
         data, blocks = datasets.load("digits")
@@ -107,7 +131,7 @@ def _make_task(args, blocks, builtin: bool):
     from ..blocks import LabelMulti
     from ..tasks import ImageClassificationMulti, ImageClassificationSingle, ImageKeypointRegression, ImageSegmentation
 
-    kind = getattr(args, "task", "classification")
+    kind = getattr(args, "task", None) or "classification"
     size = tuple(args.size) if args.size else ((32, 32) if builtin else (128, 128))
     augment = {"flip": 0.0} if ((builtin and kind != "keypoints") or args.no_flip) else True
     if kind == "segmentation":
@@ -119,20 +143,31 @@ def _make_task(args, blocks, builtin: bool):
 
 
 def run(args) -> int:
+    if getattr(args, "task", None) == "tabular" or (getattr(args, "task", None) is None and getattr(args, "target", None)):
+        from .train_tabular import run_tabular
+
+        return run_tabular(args)
     from ..learner import tasklearner
 
     data, blocks, name = load_data(args)
     task = _make_task(args, blocks, builtin=args.path is None)
-    what = f"{len(task.classes)} classes" if hasattr(task, "classes") else f"{task.n} point(s)"
-    print(f"data: {name}, {len(data[0])} samples, {what}; task:")
-    task.describe()
+    if _first_process():
+        what = f"{len(task.classes)} classes" if hasattr(task, "classes") else f"{task.n} point(s)"
+        print(f"data: {name}, {len(data[0])} samples, {what}; task:")
+        task.describe()
     learner = tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
                           batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
-                          num_workers=args.workers, progress=not args.no_progress)
+                          num_workers=args.workers, progress=not args.no_progress,
+                          devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))
     lr = args.lr if args.lr is not None else (3e-3 if args.backbone is None else 1e-3)
-    learner.fit_one_cycle(args.epochs, lr)
+    resume = getattr(args, "resume", None)
+    learner.fit_one_cycle(args.epochs, lr, accumulate=getattr(args, "accumulate", 1),
+                          checkpoint_dir=getattr(args, "checkpoint_dir", None) or resume,
+                          checkpoint_every=getattr(args, "checkpoint_every", None), resume=resume)
     out = Path(args.out)
-    learner.save(out / "model")
+    learner.save(out / "model")  # the first process writes, the others wait
+    if not learner.backend.is_global_zero:
+        return 0
     write_history(learner.history, out / "history.csv")
     fig = learner.plot_loss()
     fig.savefig(out / "loss.png", dpi=100)

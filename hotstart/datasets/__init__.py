@@ -7,13 +7,16 @@
     data, blocks = datasets.SegmentationFolders("images/", "masks/", classes)   # paired by file stem
     data, blocks = datasets.KeypointTable("points.csv", "file", ["x0", "y0"])
     data, blocks = datasets.load("digits-segmentation")   # also "shapes" (masks), "discs" (keypoints)
+    data, blocks = datasets.load("penguins", target="species")   # a table, built in
+    data, blocks = datasets.TableData("table.csv", target="price")   # a CSV or a pandas DataFrame
 
 A dataset is ``Data(inputs, targets)`` (optionally with named ``splits``) plus the blocks that
 say what inputs and targets are. Nothing here imports torch: this package only knows blocks,
 and ``import hotstart.datasets`` stays cheap (PIL is imported when an image is first read).
 
 Modules, one job each: `containers` (Samples, mapobs, Subset, Data, splits), `images`
-(load_image), `recipes` (ImageFolders), `tables` (ImageTable), `digits` (the built-in data), `download` (cache,
+(load_image), `recipes` (ImageFolders), `tables` (ImageTable), `tabular` (TableData), `digits` and `penguins`
+(the built-in data), `download` (cache,
 checksums, safe extraction), `remote` (layouts of downloadable datasets), `registry` (names).
 """
 from .containers import (Data, SampleField, Samples, Subset, as_data, mapobs, reads_whole_samples, source_index,
@@ -24,9 +27,11 @@ from .images import load_image
 from .recipes import IMAGE_EXTENSIONS, ImageFolders, ImageTable, list_images
 from .spatial_recipes import KeypointTable, SegmentationFolders, load_mask
 from .registry import Entry, Registry, catalog, fetch, load, register, unregister
+from .tabular import TableData
 
 __all__ = ["Data", "Samples", "mapobs", "Subset", "SampleField", "as_data", "split_random", "split_train_valid",
            "source_index", "reads_whole_samples", "load_image",
            "ImageLoadError", "ImageFolders", "ImageTable", "load", "catalog", "register", "unregister",
            "download", "extract", "fetch", "DatasetError", "ChecksumError", "Registry", "Entry",
-           "data_dir", "list_images", "IMAGE_EXTENSIONS", "SegmentationFolders", "KeypointTable", "load_mask"]
+           "data_dir", "list_images", "IMAGE_EXTENSIONS", "TableData", "SegmentationFolders", "KeypointTable",
+           "load_mask"]

@@ -4,6 +4,7 @@ from .keypoints import KeypointScaling
 from .labels import MultiHot, OneHot
 from .preprocessing import IMAGENET_MEAN, IMAGENET_STD, ImagePreprocessing
 from .projective import ProjectiveTransforms
+from .tabular import TabularPreprocessing
 
 __all__ = ["Context", "Encoding", "OneHot", "MultiHot", "ImagePreprocessing", "ProjectiveTransforms",
-           "IMAGENET_MEAN", "IMAGENET_STD", "KeypointScaling"]
+           "IMAGENET_MEAN", "IMAGENET_STD", "TabularPreprocessing", "KeypointScaling"]

@@ -34,10 +34,28 @@ def _classification_multi(task) -> dict[str, Any]:
             "threshold": float(task.encodings[2].threshold)}
 
 
+def _table_input(task) -> dict[str, Any]:
+    """Table rows: the preprocessing's columns and training statistics (see encodings/tabular.py)."""
+    prep = task.preprocessing.to_dict()
+    return {"table": {k: prep[k] for k in ("categorical", "continuous", "vocab", "na_columns", "median", "mean", "std")}}
+
+
+def _tabular_single(task) -> dict[str, Any]:
+    return {**_table_input(task), "classes": list(task.classes), "activation": "softmax"}
+
+
+def _tabular_regression(task) -> dict[str, Any]:
+    prep = task.preprocessing
+    return {**_table_input(task), "activation": "none", "outputs": task.target_block.n,
+            "target_mean": list(prep.target_mean), "target_std": list(prep.target_std)}
+
+
 # task kind (the task JSON's "kind") -> its metadata
 KIND_METADATA: dict[str, Callable[[Any], dict[str, Any]]] = {
     "ImageClassificationSingle": _classification_single,
     "ImageClassificationMulti": _classification_multi,
+    "TabularClassificationSingle": _tabular_single,
+    "TabularRegression": _tabular_regression,
 }
 
 

@@ -37,6 +37,12 @@ resize             ``bilinear-antialias``: torchvision's resize(antialias=True) 
 activation         ``softmax`` (single label) or ``sigmoid`` (multi label): logits -> probabilities
 threshold          multi label only: a class is predicted when its probability >= threshold
 task               the full task JSON (``task.to_dict()``), as in a saved learner's task.json
+table              tables only: {categorical, continuous, vocab, na_columns, median, mean, std},
+                   the TabularPreprocessing statistics; the input is N x (categories + indicators +
+                   continuous) float32, built as hotstart/encodings/tabular.py describes
+outputs            regression only: how many numbers the model outputs per row
+target_mean,       regression only: per output; a prediction in the target's units is
+target_std         output * target_std + target_mean (``activation`` is ``none``)
 =================  ==============================================================================
 
 Each task kind's keys come from one function in hotstart/export/metadata.py (`KIND_METADATA`).

@@ -9,6 +9,7 @@ nothing. Both backends offer the same methods, so the loop never knows which one
 from __future__ import annotations
 
 import contextlib
+import os
 
 import torch
 
@@ -20,6 +21,7 @@ class PlainBackend:
         self.device = torch.device(device)
         self.is_global_zero = True
         self.world_size = 1
+        self.global_rank = 0
 
     def setup_module(self, model):
         return model.to(self.device)
@@ -46,6 +48,12 @@ class PlainBackend:
     def all_reduce_mean(self, value: float) -> float:
         return value
 
+    def all_reduce_sum(self, *values: float) -> tuple[float, ...]:
+        return tuple(float(v) for v in values)
+
+    def all_reduce_max(self, value: float) -> float:
+        return value
+
     def barrier(self) -> None:
         """Nothing to wait for in one process."""
 
@@ -56,16 +64,20 @@ class PlainBackend:
 class FabricBackend:
     """Lightning Fabric: accelerator, devices, strategy and precision as Fabric understands them."""
 
-    def __init__(self, accelerator="auto", devices=1, strategy="auto", precision="32-true"):
+    def __init__(self, accelerator="auto", devices=1, strategy="auto", precision="32-true", num_nodes=1):
         from lightning_fabric import Fabric
 
-        self.fabric = Fabric(accelerator=accelerator, devices=devices, strategy=strategy, precision=precision)
+        self.fabric = Fabric(accelerator=accelerator, devices=devices, strategy=strategy, precision=precision,
+                             num_nodes=num_nodes)
         self.precision = precision
         if self.fabric.world_size > 1:
+            # a script is re-launched once per extra process (Lightning's way); under torchrun or
+            # SLURM the processes exist already and Fabric only joins the process group
             self.fabric.launch()
         self.device = self.fabric.device
         self.is_global_zero = self.fabric.is_global_zero
         self.world_size = self.fabric.world_size
+        self.global_rank = self.fabric.global_rank
 
     def setup_module(self, model):
         return self.fabric.setup_module(model)
@@ -74,8 +86,14 @@ class FabricBackend:
         return self.fabric.setup_optimizers(optimizer)
 
     def setup_dataloader(self, loader):
-        # our loaders are seeded and shuffled by us; Fabric adds a DistributedSampler when needed
-        return self.fabric.setup_dataloaders(loader, move_to_device=True)
+        """Across processes, each takes its own shard (learner/data.py `shard_loader`: a seeded
+        shuffle per epoch for training, disjoint and unpadded for validation, so that every
+        validation sample is counted once)."""
+        if self.world_size > 1:
+            from .data import shard_loader
+
+            loader = shard_loader(loader, rank=self.global_rank, world_size=self.world_size)
+        return self.fabric.setup_dataloaders(loader, move_to_device=True, use_distributed_sampler=False)
 
     def to_device(self, batch):
         return self.fabric.to_device(batch)
@@ -96,6 +114,22 @@ class FabricBackend:
             return value
         return float(self.fabric.all_reduce(torch.tensor(value, device=self.device), reduce_op="mean"))
 
+    def all_reduce_sum(self, *values: float) -> tuple[float, ...]:
+        """Sums over all processes, in float64 (exact for counts, and for sums of a few thousand losses)."""
+        if self.world_size == 1:
+            return tuple(float(v) for v in values)
+        t = torch.tensor([float(v) for v in values], dtype=torch.float64, device=self.device)
+        return tuple(float(v) for v in self.fabric.all_reduce(t, reduce_op="sum"))
+
+    def all_reduce_max(self, value: float) -> float:
+        if self.world_size == 1:
+            return value
+        import torch.distributed as dist
+
+        t = torch.tensor([float(value)], dtype=torch.float64, device=self.device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return float(t[0])
+
     def barrier(self) -> None:
         """Every process waits here (e.g. while the first one writes a checkpoint)."""
         if self.world_size > 1:
@@ -109,8 +143,32 @@ class FabricBackend:
         return f"FabricBackend({self.device}, precision={self.precision!r})"
 
 
-def make_backend(accelerator=None, devices=None, strategy=None, precision=None):
-    """Pick the backend: a GPU when one is there (unless told otherwise), Fabric when it is needed."""
+def launched_processes() -> tuple[int, int] | None:
+    """(processes per node, nodes) when this process was started by torchrun or SLURM as one of
+    several, else None. Fabric's cluster environments detect both; this tells `make_backend` to
+    build a Fabric of that size, so that a script needs no change to run under torchrun."""
+    env = os.environ
+    if "TORCHELASTIC_RUN_ID" in env or ("LOCAL_WORLD_SIZE" in env and "WORLD_SIZE" in env):
+        world, local = int(env.get("WORLD_SIZE", 1)), int(env.get("LOCAL_WORLD_SIZE", 1))
+        if world > 1:
+            return local, max(1, world // max(1, local))
+    if int(env.get("SLURM_NTASKS", 1)) > 1 and env.get("SLURM_JOB_NAME") not in (None, "bash", "interactive"):
+        per_node = int(env.get("SLURM_NTASKS_PER_NODE", "1").split("(")[0])
+        return per_node, int(env.get("SLURM_NNODES", 1))
+    return None
+
+
+def make_backend(accelerator=None, devices=None, strategy=None, precision=None, num_nodes=None):
+    """Pick the backend: a GPU when one is there (unless told otherwise), Fabric when it is needed.
+
+    Several processes: ``devices=2`` (and ``strategy="ddp"``, the default then) re-launches the
+    script; under torchrun or SLURM the launcher's process count is used (`launched_processes`)."""
+    launched = launched_processes()
+    if launched is not None and devices in (None, 1) and num_nodes in (None, 1):
+        devices, num_nodes = launched
+        strategy = strategy if strategy not in (None, "auto") else "ddp"
+    if (devices not in (None, 1) or (num_nodes or 1) > 1) and strategy in (None, "auto"):
+        strategy = "ddp"
     acc = accelerator or "auto"
     if acc == "auto":
         acc = "cuda" if torch.cuda.is_available() else "cpu"
@@ -118,7 +176,8 @@ def make_backend(accelerator=None, devices=None, strategy=None, precision=None):
         acc = "cuda"
     precision = str(precision) if precision is not None else "32-true"
     simple = (acc == "cpu" and precision in ("32-true", "32") and devices in (None, 1)
-              and strategy in (None, "auto"))
+              and strategy in (None, "auto") and (num_nodes or 1) == 1)
     if simple:
         return PlainBackend("cpu")
-    return FabricBackend(accelerator=acc, devices=devices or 1, strategy=strategy or "auto", precision=precision)
+    return FabricBackend(accelerator=acc, devices=devices or 1, strategy=strategy or "auto", precision=precision,
+                         num_nodes=num_nodes or 1)

@@ -58,3 +58,59 @@ def set_epoch(loader: DataLoader, epoch: int, seed: int) -> None:
         loader.dataset.epoch = epoch
     if getattr(loader, "generator", None) is not None:
         loader.generator.manual_seed(derive_seed(seed, epoch))
+    shard = getattr(loader, "shard_sampler", None)  # set by `shard_loader` across processes
+    if shard is not None:
+        shard.set_epoch_seed(derive_seed(seed, epoch))
+
+
+class ShardSampler(torch.utils.data.Sampler):
+    """One process's shard of a dataset of `n` samples, `world_size` processes in all.
+
+    Training (`shuffle`): every process draws the same permutation from the epoch's seed (the
+    very permutation a one-process loader draws from that seed), pads it by wrapping around to a
+    multiple of `world_size` (as ``DistributedSampler`` does, so every process takes the same
+    number of steps), and takes every `world_size`-th index from its rank. So batch k of all
+    processes together holds the samples of batch k of a one-process run with the global batch
+    size, and the two runs differ only in floating-point summation order (and BatchNorm, whose
+    statistics are per process unless `sync_bn`). Validation: indices ``rank, rank + world_size, ...``, not padded, so the shards are
+    disjoint and cover the set exactly once; metrics summed over processes count each sample
+    once (the processes may then see one batch more or less, harmless without gradients)."""
+
+    def __init__(self, n: int, rank: int, world_size: int, shuffle: bool):
+        self.n, self.rank, self.world_size, self.shuffle = int(n), int(rank), int(world_size), shuffle
+        self.seed = 0
+
+    def set_epoch_seed(self, seed: int) -> None:
+        self.seed = int(seed)
+
+    def _indices(self) -> list[int]:
+        if not self.shuffle:
+            return list(range(self.rank, self.n, self.world_size))
+        g = torch_generator(self.seed)
+        torch.empty((), dtype=torch.int64).random_(generator=g)  # the draw a DataLoader makes for its base seed
+        order = torch.randperm(self.n, generator=g).tolist()
+        total = -(-self.n // self.world_size) * self.world_size
+        order += order[: total - self.n]
+        return order[self.rank:total:self.world_size]
+
+    def __iter__(self):
+        return iter(self._indices())
+
+    def __len__(self) -> int:
+        if not self.shuffle:
+            return len(range(self.rank, self.n, self.world_size))
+        return -(-self.n // self.world_size)
+
+
+def shard_loader(loader: DataLoader, *, rank: int, world_size: int) -> DataLoader:
+    """A copy of `loader` that reads only this process's shard (a `ShardSampler`); the batch
+    size stays per process, so the global batch is ``world_size * batch_size``."""
+    train = isinstance(loader.sampler, torch.utils.data.RandomSampler)
+    sampler = ShardSampler(len(loader.dataset), rank, world_size, shuffle=train)
+    shard = DataLoader(loader.dataset, batch_size=loader.batch_size, sampler=sampler,
+                       drop_last=loader.drop_last and len(sampler) >= (loader.batch_size or 1),
+                       num_workers=loader.num_workers, pin_memory=loader.pin_memory,
+                       persistent_workers=loader.persistent_workers, generator=loader.generator)
+    loader.shard_sampler = sampler  # the learner's set_epoch reaches it through the loader it knows
+    shard.shard_sampler = sampler
+    return shard

@@ -36,7 +36,7 @@ from .schedule import one_cycle_at
 class Learner:
     def __init__(self, model, train_loader, valid_loader, loss_func, *, optimizer="adamw", metrics=None,
                  callbacks: Sequence[Callback] = (), task=None, seed: int | None = None, backend=None,
-                 progress: bool = True, model_config: dict | None = None, wd: float = 0.01):
+                 progress: bool = True, model_config: dict | None = None, wd: float = 0.01, sync_bn: bool = False):
         from .backend import make_backend
         from .callbacks.metrics import Metrics
         from .callbacks.nan_guard import NonFiniteGuard
@@ -52,6 +52,7 @@ class Learner:
         self.backend = backend or make_backend()
         self.model_config = model_config or {}
         self.wd = wd
+        self.sync_bn = sync_bn  # across processes: BatchNorm statistics over the global batch
         self.recorder = Recorder()
         self.cbs: list[Callback] = []
         defaults = [self.recorder, Metrics(metrics, activation=getattr(task, "activation", None)), NonFiniteGuard()]
@@ -111,6 +112,11 @@ class Learner:
     def _setup(self):
         """Move model and loaders to the backend once."""
         if not self._setup_done:
+            if self.sync_bn and self.backend.world_size > 1:
+                if self.device.type != "cuda":  # torch's DDP refuses SyncBatchNorm on CPU
+                    raise ValueError("sync_bn=True needs CUDA devices: torch's SyncBatchNorm runs on GPUs only "
+                                     f"(this run is on {self.device.type}); leave sync_bn off on CPU")
+                self.model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(self.model)
             self.model = self.backend.setup_module(self.model)
             # a learner loaded for prediction has no loaders (Fabric cannot set up None)
             setup = lambda dl: None if dl is None else self.backend.setup_dataloader(dl)  # noqa: E731
@@ -162,8 +168,10 @@ class Learner:
         `accumulate=k` takes one optimizer step every k batches (and at the end of an epoch), with
         the loss scaled so that k batches of b act as one batch of k*b; the schedule counts
         optimizer steps. `checkpoint_dir` writes a checkpoint at each epoch's end (and every
-        `checkpoint_every` training batches); `resume` continues from the last complete checkpoint
-        in that folder (see learner/checkpoint.py)."""
+        `checkpoint_every` optimizer steps); `resume` continues from the last complete checkpoint
+        in that folder (see learner/checkpoint.py). A resume in the middle of an epoch reads that
+        epoch's first batches again without training on them (the order and augmentations come
+        from the seed, so they are the same batches)."""
         if int(n_epoch) < 1:
             raise ValueError(f"n_epoch must be at least 1, got {n_epoch!r}")
         if int(accumulate) < 1:
@@ -406,9 +414,16 @@ class Learner:
     # --- saving and showing ---------------------------------------------------------------
     def save(self, path) -> "Any":
         """Write ``weights.safetensors`` and ``task.json`` into the folder `path` (atomically)."""
+        from pathlib import Path
+
         from .serialization import save_learner
 
-        return save_learner(self, path)
+        if not self.backend.is_global_zero:  # across processes the first one writes, the others wait
+            self.backend.barrier()
+            return Path(path)
+        out = save_learner(self, path)
+        self.backend.barrier()
+        return out
 
     def export(self, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
                **kwargs):

@@ -74,6 +74,10 @@ def build_backbone(backbone, *, in_chans: int, size, pretrained: bool = False) -
 def backbone_from_config(cfg: dict) -> nn.Module:
     if cfg["kind"] == "SmallCNN":
         return SmallCNN(in_chans=cfg["in_chans"], size=cfg["size"], widths=cfg["widths"])
+    if cfg["kind"] == "TabularModel":
+        from .tabular_model import TabularBackbone
+
+        return TabularBackbone.from_config(cfg)
     if cfg["kind"] == "timm":
         import timm
 

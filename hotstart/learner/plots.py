@@ -79,6 +79,10 @@ def show_batch(learner, n: int = 9, *, ncols: int = 3, figsize=None):
     """`n` training samples as the model sees them (augmented), decoded back for display."""
     if learner.task is None or learner.train_loader is None:
         raise ValueError("show_batch needs the learner's task and training data")
+    from .table_view import is_table_task
+
+    if is_table_task(learner.task):
+        raise TypeError("show_batch draws images; a table task's rows are shown by show_results (a ResultsTable)")
     ds = learner.train_loader.dataset
     n = min(int(n), len(ds))
     task = learner.task
@@ -114,6 +118,10 @@ def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
     """
     if learner.task is None:
         raise ValueError("show_results needs the learner's task")
+    from .table_view import is_table_task, show_table_results
+
+    if is_table_task(learner.task):  # table tasks: a ResultsTable of rows (see table_view.py)
+        return show_table_results(learner, n)
     task = learner.task
     xs, ys, out = _validation_predictions(learner, n)
     kind = _kind(task)

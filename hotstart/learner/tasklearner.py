@@ -10,9 +10,12 @@ Which part of hotstart owns each argument (read this before adding one):
 | batch_size, num_workers| learner/data.py         | DataLoaders (seeded shuffle, drop_last in training)  |
 | backbone, model,       | learner/models.py       | timm name / nn.Module / small CNN, + task head;      |
 | pretrained             |                         | pretrained stats replace the task's normalization    |
+| layers, ps, emb_drop   | learner/tabular_model.py| tables: MLP widths, dropouts, embedding dropout      |
 | compile                | learner/compiling.py    | torch.compile of the backbone (False, True, "auto")  |
 | device, precision,     | learner/backend.py      | plain CPU, or Lightning Fabric (GPU, mixed precision,|
-| ToDevice/ToGPU in cbs  |                         | multi-process)                                       |
+| devices, strategy,     |                         | multi-process: devices=2 re-launches the script,     |
+| num_nodes, sync_bn,    |                         | torchrun / SLURM detected; sync_bn converts          |
+| ToDevice/ToGPU in cbs  |                         | BatchNorm to SyncBatchNorm)                          |
 | optimizer, wd          | learner/optim.py        | AdamW (default), Adam, SGD or your callable          |
 | metrics                | learner/callbacks       | dict name -> metric (default: the task's)            |
 | callbacks, progress    | learner/callbacks       | events of the loop; progress bars and epoch table    |
@@ -29,10 +32,11 @@ from .callbacks.device import ToDevice
 
 
 def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, valid_pct: float = 0.2,
+                layers=None, ps=None, emb_drop=None,
                 validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
                 seed: int | None = None, num_workers: int = 0, compile=False, device=None, precision=None,
-                pretrained: bool = False, progress: bool = True, wd: float = 0.01, _model_config=None):
-    from ..datasets.containers import as_data, split_train_valid
+                pretrained: bool = False, progress: bool = True, wd: float = 0.01, devices=None, strategy=None,
+                num_nodes=None, sync_bn: bool = False, _model_config=None):
     from .backend import make_backend
     from .compiling import maybe_compile
     from .data import TaskDataset, make_loader
@@ -51,15 +55,28 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         if stats is not None:
             task = task.with_stats(*stats)
 
+    train = valid = None
+    if data is not None:
+        train, valid = _split(task, data, validdata, valid_pct, seed)
+        if getattr(task, "needs_setup", False):  # statistics from the training split only (tables)
+            task = task.setup(train)
+
     encoded_input = task.encoded_blocks()[0]
     in_chans = getattr(encoded_input, "channels", 3)
     size = getattr(encoded_input, "size", (64, 64))
 
     with seeded_torch_rng(seed):  # timm's init draws from torch's global RNG: give it a private one
+        tabular = _tabular_options(task, backbone, layers, ps, emb_drop)
         if model is None and getattr(task, "model_kind", None) == "unet":  # dense output: encoder + decoder
             from .unet import build_unet
 
             model, model_config = build_unet(task, backbone, in_chans=in_chans, size=size, pretrained=pretrained)
+        elif model is None and tabular is not None:
+            from .tabular_model import build_tabular_backbone
+
+            net, backbone_cfg = build_tabular_backbone(encoded_input, **tabular)
+            model = TaskModel(net, task.head(net.num_features))
+            model_config = {"backbone": backbone_cfg, "num_features": net.num_features}
         elif model is None:
             net, backbone_cfg = build_backbone(backbone, in_chans=in_chans, size=size, pretrained=pretrained)
             nf = num_features(net, in_chans, size)
@@ -74,24 +91,16 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
     backend = make_backend(
         accelerator=device or (dev.accelerator if dev else None),
-        devices=dev.devices if dev else None,
-        strategy=dev.strategy if dev else None,
+        devices=devices or (dev.devices if dev else None),
+        strategy=strategy or (dev.strategy if dev else None),
         precision=precision or (dev.precision if dev else None),
+        num_nodes=num_nodes,
     )
     model = maybe_compile(model, compile, task=task, backbone=backbone, size=size, batch_size=batch_size,
                           device=backend.device, precision=getattr(backend, "precision", None))
 
     train_loader = valid_loader = None
-    if data is not None:
-        data = as_data(data)
-        if len(data[0]) == 0:
-            raise ValueError("the dataset is empty: no samples to train on")
-        _check_targets(task, data)
-        if validdata is not None:
-            validdata = as_data(validdata)
-            _check_targets(task, validdata)
-        # the "train" / "valid" splits when the data has them; a "test" split is never used here
-        train, valid = split_train_valid(data, valid_pct, seed, validdata)
+    if train is not None:
         pin = backend.device.type == "cuda"
         train_loader = make_loader(TaskDataset(task, train, "training", seed), batch_size=batch_size, train=True,
                                    num_workers=num_workers, seed=seed, pin_memory=pin)
@@ -101,7 +110,40 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     user_cbs = [c for c in callbacks if not isinstance(c, ToDevice)]
     return Learner(model, train_loader, valid_loader, task.loss_fn(), optimizer=optimizer,
                    metrics=metrics if metrics is not None else task.metrics, callbacks=user_cbs, task=task,
-                   seed=seed, backend=backend, progress=progress, model_config=model_config, wd=wd)
+                   seed=seed, backend=backend, progress=progress, model_config=model_config, wd=wd,
+                   sync_bn=sync_bn)
+
+
+def _split(task, data, validdata, valid_pct, seed):
+    """(train, valid): `validdata` if given, else the data's "train" / "valid" splits (a "test" split
+    is never used here), else a seeded random split. Before the model is built: a table task learns
+    its statistics from `train`."""
+    from ..datasets.containers import as_data, split_train_valid
+
+    data = as_data(data)
+    if len(data[0]) == 0:
+        raise ValueError("the dataset is empty: no samples to train on")
+    _check_targets(task, data)
+    if validdata is not None:
+        validdata = as_data(validdata)
+        _check_targets(task, validdata)
+    return split_train_valid(data, valid_pct, seed, validdata)
+
+
+def _tabular_options(task, backbone, layers, ps, emb_drop) -> dict | None:
+    """The model options of a table task (None for other tasks); clear errors for the wrong mix."""
+    from ..blocks.table import TableTensor
+    from ..errors import UsageError
+
+    given = {k: v for k, v in {"layers": layers, "ps": ps, "emb_drop": emb_drop}.items() if v is not None}
+    if not isinstance(task.encoded_blocks()[0], TableTensor):
+        if given:
+            raise UsageError(f"{sorted(given)} apply to table tasks only; {type(task).__name__} takes backbone=")
+        return None
+    if backbone is not None:
+        raise UsageError(f"{type(task).__name__} has no backbone: its model is embeddings + an MLP; "
+                         "choose its size with layers=(200, 100), ps= and emb_drop=")
+    return given
 
 
 def _check_targets(task, data) -> None:

@@ -3,6 +3,7 @@ from .base import SupervisedTask
 from .classification import ImageClassificationMulti, ImageClassificationSingle
 from .keypoints import ImageKeypointRegression
 from .segmentation import ImageSegmentation
+from .tabular import TabularClassificationSingle, TabularRegression
 
-__all__ = ["SupervisedTask", "ImageClassificationSingle", "ImageClassificationMulti", "ImageSegmentation",
-           "ImageKeypointRegression"]
+__all__ = ["SupervisedTask", "ImageClassificationSingle", "ImageClassificationMulti", "TabularClassificationSingle",
+           "TabularRegression", "ImageSegmentation", "ImageKeypointRegression"]

@@ -100,6 +100,11 @@ def builtin_workloads(cuda: bool | None = None) -> list[Workload]:
                                 description="ImageClassificationMulti, RGB 128x128"))
         out.append(Workload(f"digits-smallcnn-32-{dev}", _digits, size=(32, 32), device=dev,
                             description="ImageClassificationSingle, grayscale 32x32 (python -m hotstart train)"))
+        # Not compiled: the compile cache's manifest keys name image backbones (in_chans, size),
+        # and an MLP this small runs no faster compiled. It runs the whole table path (setup on
+        # mock rows with missing values and unseen categories, embeddings, BatchNorm, MLP).
+        out.append(Workload(f"tabular-mlp-{dev}", _tabular, device=dev, compile=False, size=(1, 1),
+                            description="TabularClassificationSingle, 3 categorical + 4 continuous columns"))
         out += _spatial_workloads(dev)
     return out
 
@@ -152,6 +157,14 @@ def _digits():
     from ..tasks import ImageClassificationSingle
 
     return ImageClassificationSingle((Image(channels=1), Label(list(range(10)))), size=(32, 32), augment={"flip": 0.0})
+
+
+def _tabular():
+    from ..blocks import Label, TableRow
+    from ..tasks import TabularClassificationSingle
+
+    row = TableRow(categorical=["a", "b", "c"], continuous=["x", "y", "z", "w"])
+    return TabularClassificationSingle((row, Label(["no", "yes"])))
 
 
 def registries_in_module(module) -> list[Registry]:

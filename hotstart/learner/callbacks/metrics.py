@@ -57,5 +57,8 @@ class Metrics(Callback):
             m.update(pred, self.learner.yb)
 
     def after_validate(self):
-        self.valid_loss = self.learner.backend.all_reduce_mean(self._loss_sum / self._n if self._n else math.nan)
-        self.values = {name: float(m.compute()) if self._n else math.nan for name, m in self._metrics.items()}
+        # sums and counts over all processes: each validation sample counted once (the shards are
+        # disjoint and unpadded, learner/data.py), every process gets the same numbers
+        total, n = self.learner.backend.all_reduce_sum(self._loss_sum, self._n)
+        self.valid_loss = total / n if n else math.nan
+        self.values = {name: float(m.compute()) if n else math.nan for name, m in self._metrics.items()}

@@ -31,9 +31,10 @@ class Recorder(Callback):
             self.lrs.append(self.learner.opt.param_groups[-1]["lr"])
 
     def phase_loss(self, training: bool) -> float:
-        n = self._n[training]
-        value = self._sum[training] / n if n else math.nan
-        return self.learner.backend.all_reduce_mean(value)
+        """The phase's mean loss per sample, over all processes (sums and counts are added up
+        across processes, so every process gets the same number)."""
+        total, n = self.learner.backend.all_reduce_sum(self._sum[training], self._n[training])
+        return total / n if n else math.nan
 
     def after_epoch(self):
         from .metrics import Metrics
@@ -41,5 +42,5 @@ class Recorder(Callback):
         metrics = self.learner.cb(Metrics)
         row = {"epoch": len(self.history), "train_loss": self.phase_loss(True), "valid_loss": self.phase_loss(False)}
         row.update(metrics.values if metrics is not None else {})
-        row["time"] = time.perf_counter() - self._t0
+        row["time"] = self.learner.backend.all_reduce_max(time.perf_counter() - self._t0)  # one history on all ranks
         self.history.append(row)

@@ -1,0 +1,100 @@
+"""The model for tables, in the spirit of fastai's ``TabularModel``, split as backbone + head.
+
+`TabularBackbone` takes the encoded row (``[category indices..., normalized continuous...]``,
+see encodings/tabular.py) and returns features:
+
+- an embedding per categorical column (missing-value indicators included), of width
+  `emb_sz_rule` (fastai's rule of thumb), then dropout `emb_drop`;
+- the continuous columns through BatchNorm;
+- an MLP over the concatenation: for each width in `layers` (default 200, 100, as fastai's
+  ``tabular_learner``) ``Linear -> ReLU -> BatchNorm -> Dropout(p)``.
+
+The task's head (a ``Linear`` to the classes or the regression outputs) completes it, as fastai's
+last layer. Keeping the two apart is what lets ``TaskModel``, ``freeze`` and `load_learner` treat
+a table model like any other: the backbone's config is JSON, so no pickle is needed to rebuild it.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+import torch.nn as nn
+
+from ..errors import UsageError
+
+DEFAULT_LAYERS = (200, 100)
+DEFAULT_PS = 0.1
+# Largest category index that a floating dtype holds exactly (inputs are cast under "-true" precisions).
+_EXACT_INTEGERS = {torch.float16: 2048, torch.bfloat16: 256}
+
+
+def emb_sz_rule(n_cat: int) -> int:
+    """Embedding width for a column with `n_cat` categories (index 0 included): fastai's rule,
+    ``min(600, round(1.6 * n_cat ** 0.56))``."""
+    return int(min(600, round(1.6 * n_cat ** 0.56)))
+
+
+class TabularBackbone(nn.Module):
+    def __init__(self, cardinalities: Sequence[int], n_cont: int, layers: Sequence[int] = DEFAULT_LAYERS,
+                 ps: float | Sequence[float] = DEFAULT_PS, emb_drop: float = 0.0,
+                 emb_szs: Sequence[int] | None = None):
+        super().__init__()
+        self.cardinalities = [int(c) for c in cardinalities]
+        self.n_cont = int(n_cont)
+        layers = [int(w) for w in layers]
+        if not layers or min(layers) < 1:
+            raise UsageError(f"layers= must be one or more positive widths, got {layers!r}")
+        ps = [float(ps)] * len(layers) if isinstance(ps, (int, float)) else [float(p) for p in ps]
+        if len(ps) != len(layers):
+            raise UsageError(f"ps= needs one dropout per layer ({len(layers)}), got {ps!r}")
+        for name, p in [("emb_drop", emb_drop), *(("ps", p) for p in ps)]:
+            if not 0.0 <= p < 1.0:
+                raise UsageError(f"{name}= must be in [0, 1), got {p!r}")
+        emb_szs = [emb_sz_rule(c) for c in self.cardinalities] if emb_szs is None else [int(s) for s in emb_szs]
+        if len(emb_szs) != len(self.cardinalities):
+            raise UsageError(f"emb_szs= needs one width per categorical column ({len(self.cardinalities)}), got {emb_szs}")
+        self.embeds = nn.ModuleList(nn.Embedding(c, s) for c, s in zip(self.cardinalities, emb_szs))
+        for e in self.embeds:  # as fastai's Embedding: small weights, so embeddings start near zero
+            nn.init.trunc_normal_(e.weight, std=0.01, a=-0.02, b=0.02)
+        self.emb_drop = nn.Dropout(emb_drop)
+        self.bn_cont = nn.BatchNorm1d(self.n_cont) if self.n_cont else None
+        mlp, n_in = [], sum(emb_szs) + self.n_cont
+        for width, p in zip(layers, ps):
+            mlp += [nn.Linear(n_in, width, bias=False), nn.ReLU(inplace=True), nn.BatchNorm1d(width)]
+            if p > 0:
+                mlp.append(nn.Dropout(p))
+            n_in = width
+        self.mlp = nn.Sequential(*mlp)
+        self.num_features = layers[-1]
+        self.config = {"kind": "TabularModel", "cardinalities": self.cardinalities, "n_cont": self.n_cont,
+                       "layers": layers, "ps": ps, "emb_drop": float(emb_drop), "emb_szs": emb_szs}
+
+    def forward(self, x):
+        n_cat = len(self.cardinalities)
+        limit = _EXACT_INTEGERS.get(x.dtype)
+        if limit is not None and n_cat and max(self.cardinalities) > limit:
+            raise UsageError(f"a vocabulary of {max(self.cardinalities)} categories does not fit in {x.dtype} inputs "
+                             f"(indices are exact only up to {limit}); use a '-mixed' precision instead")
+        parts = []
+        if n_cat:
+            idx = x[:, :n_cat].long()
+            parts.append(self.emb_drop(torch.cat([e(idx[:, i]) for i, e in enumerate(self.embeds)], 1)))
+        if self.n_cont:
+            parts.append(self.bn_cont(x[:, n_cat:]))
+        return self.mlp(torch.cat(parts, 1) if len(parts) > 1 else parts[0])
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "TabularBackbone":
+        return cls(cfg["cardinalities"], cfg["n_cont"], layers=cfg["layers"], ps=cfg["ps"],
+                   emb_drop=cfg["emb_drop"], emb_szs=cfg["emb_szs"])
+
+
+def build_tabular_backbone(encoded_input, *, layers=None, ps=None, emb_drop=None) -> tuple[TabularBackbone, dict]:
+    """The backbone for an encoded table row (a set-up task's `TableTensor`), and its JSON config."""
+    if not getattr(encoded_input, "known", False):
+        raise UsageError("the tabular task has no statistics yet, so its model cannot be built: call "
+                         "task.setup(training_data) first, or pass data to tasklearner (it sets up on the training split)")
+    net = TabularBackbone(encoded_input.cardinalities, encoded_input.n_cont,
+                          layers=DEFAULT_LAYERS if layers is None else layers,
+                          ps=DEFAULT_PS if ps is None else ps, emb_drop=0.0 if emb_drop is None else emb_drop)
+    return net, dict(net.config)

@@ -1,0 +1,309 @@
+"""Export (ONNX fp32 / int8, .pt2), the torch-free predictor, and the export / predict commands.
+
+One digits model (small CNN, 16x16, one epoch, seed 0, train's default split) serves every test:
+it is trained once per module, saved in the layout `python -m hotstart train` writes
+(RUN/model/), and exported to ONNX once.
+"""
+import json
+import platform
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+# Makes `import torch` (and friends) raise in a subprocess: the proof that a path needs no torch.
+BLOCKER = textwrap.dedent("""
+    import sys
+    class _Blocker:
+        BLOCKED = ("torch", "torchvision", "timm", "lightning", "pytorch_lightning", "lightning_fabric",
+                   "torchmetrics")
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in self.BLOCKED:
+                raise ImportError(f"blocked in this test: {name}")
+            return None
+    sys.meta_path.insert(0, _Blocker())
+""")
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory, digits):
+    from hotstart import ImageClassificationSingle, tasklearner
+
+    data, blocks = digits
+    root = tmp_path_factory.mktemp("deploy")
+    task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
+    learner = tasklearner(task, data, seed=0, valid_pct=0.2, progress=False)
+    learner.fit_one_cycle(1, 3e-3)
+    learner.save(root / "run" / "model")
+    report = learner.export(root / "digits.onnx")
+    valid = learner.valid_loader.dataset
+    images = [valid.inputs[i] for i in range(len(valid))]
+    targets = [valid.targets[i] for i in range(len(valid))]
+    files = []
+    for i, img in enumerate(images[:2]):
+        files.append(root / f"img{i}.png")
+        img.resize((40, 40)).save(files[-1])  # larger than the task size: exercises the resize
+    return SimpleNamespace(root=root, learner=learner, onnx=root / "digits.onnx", report=report, images=images,
+                           targets=targets, files=files, run=root / "run")
+
+
+def test_onnx_file_is_self_contained_with_task_metadata_and_dynamic_batch(deployed):
+    import onnx
+    import onnxruntime as ort
+
+    assert deployed.report.max_abs_diff <= 1e-4
+    model = onnx.load(str(deployed.onnx), load_external_data=False)
+    assert not any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
+    assert [p.name for p in deployed.onnx.parent.iterdir() if p.name.startswith("digits.onnx")] == ["digits.onnx"]
+    meta = {p.key: p.value for p in model.metadata_props}
+    task = deployed.learner.task
+    assert meta["format"] == "hotstart.onnx/1" and meta["kind"] == "ImageClassificationSingle"
+    assert json.loads(meta["classes"]) == list(range(10))
+    assert json.loads(meta["size"]) == [16, 16] and json.loads(meta["channels"]) == 1
+    assert json.loads(meta["mean"]) == list(task.stats[0]) and json.loads(meta["std"]) == list(task.stats[1])
+    assert meta["activation"] == "softmax" and meta["image_mode"] == "L"
+    assert json.loads(meta["task"]) == task.to_dict()
+    import hotstart
+
+    assert meta["hotstart_version"] == hotstart.__version__
+    batch_dim = model.graph.input[0].type.tensor_type.shape.dim[0]
+    assert batch_dim.dim_param and not batch_dim.HasField("dim_value")  # symbolic: any batch size
+    sess = ort.InferenceSession(str(deployed.onnx), providers=["CPUExecutionProvider"])
+    model_t = deployed.learner.model.eval()
+    for n in (1, 5):
+        x = torch.stack([task.encode_input(img) for img in deployed.images[:n]])
+        got = sess.run(None, {"input": x.numpy()})[0]
+        with torch.no_grad():
+            want = model_t(x).numpy()
+        assert got.shape == (n, 10) and np.abs(got - want).max() < 1e-4
+
+
+def test_predictor_matches_learner_predict_on_every_validation_digit(deployed):
+    from hotstart.predictor import Predictor
+
+    p = Predictor.load(deployed.onnx)
+    worst, same, labels = 0.0, 0, []
+    for img in deployed.images:
+        label, probs = deployed.learner.predict(img)
+        plabel, pprobs = p.predict(img)
+        same += label == plabel
+        labels.append(plabel)
+        worst = max(worst, float(np.abs(probs.numpy() - pprobs).max()))
+    assert same == len(deployed.images) == 359
+    assert worst < 1e-4, worst
+    assert [b[0] for b in p.predict_many(deployed.images, batch_size=32)] == labels
+    acc = p.evaluate(deployed.images, deployed.targets)
+    assert acc["n"] == 359
+    assert acc["accuracy"] == pytest.approx(deployed.learner.validate()["accuracy"], abs=1e-6)
+    assert acc["accuracy"] > 0.8
+
+
+def test_predictor_reads_paths_and_converts_modes_as_the_image_block(deployed, tmp_path):
+    from PIL import Image
+
+    from hotstart.predictor import Predictor
+
+    p = Predictor.load(deployed.onnx)
+    base = deployed.images[3].resize((23, 31))
+    rgba = base.convert("RGBA")
+    rgba.putalpha(Image.fromarray(np.linspace(0, 255, 23 * 31).reshape(31, 23).astype(np.uint8)))
+    wide = Image.fromarray(np.asarray(base, dtype=np.uint16) * 257)  # 16-bit grayscale
+    assert wide.mode.startswith("I;16")
+    variants = {"rgb": base.convert("RGB"), "rgba": rgba, "palette": base.convert("RGB").convert("P"),
+                "16bit": wide, "array": np.asarray(base.convert("RGB")), "float": np.asarray(base) / 255.0}
+    rotated = base.convert("RGB")
+    exif = rotated.getexif()
+    exif[0x0112] = 6  # orientation: rotate 90 degrees on display
+    rotated.save(tmp_path / "rot.jpg", exif=exif, quality=95)
+    variants["exif-jpeg-path"] = tmp_path / "rot.jpg"
+    for name, value in variants.items():
+        want = deployed.learner.predict(Image.open(value) if isinstance(value, Path) else value)[1].numpy()
+        got = p.predict(value)[1]
+        assert np.abs(got - want).max() < 1e-4, name
+
+
+def test_resize_is_bit_identical_to_torchvision(deployed):
+    import torchvision.transforms.v2.functional as F
+
+    from hotstart.predictor import resize_uint8
+
+    rng = np.random.default_rng(0)
+    mismatches = 0
+    for _ in range(150):
+        h, w = (int(v) for v in rng.integers(1, 200, 2))
+        oh, ow = (int(v) for v in rng.integers(1, 64, 2))
+        arr = rng.integers(0, 256, (h, w, int(rng.choice([1, 3]))), dtype=np.uint8)
+        want = F.resize(torch.from_numpy(arr).permute(2, 0, 1).contiguous(), [oh, ow], antialias=True)
+        got = resize_uint8(arr, (oh, ow))
+        diff = np.abs(got.astype(int) - want.permute(1, 2, 0).numpy().astype(int)).max()
+        mismatches += diff > 0
+        assert diff <= 1
+    if platform.machine().lower() in ("x86_64", "amd64"):  # torch's AVX2 uint8 kernel: exact
+        assert mismatches == 0
+
+
+def test_bundle_predicts_in_a_process_where_torch_cannot_be_imported(deployed, tmp_path):
+    from hotstart.cli import main
+
+    bundle = tmp_path / "bundle"
+    assert main(["export", str(deployed.run), "--bundle", str(bundle)]) == 0
+    assert sorted(p.name for p in bundle.iterdir()) == ["README.md", "model.onnx", "predictor.py"]
+    script = BLOCKER + textwrap.dedent(f"""
+        try:
+            import torch
+        except ImportError:
+            pass
+        else:
+            raise SystemExit("the blocker does not block")
+        import runpy
+        sys.argv = ["predictor.py", {str(bundle / "model.onnx")!r}, {str(deployed.files[0])!r}, "--json"]
+        sys.path.insert(0, {str(bundle)!r})
+        runpy.run_path({str(bundle / "predictor.py")!r}, run_name="__main__")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip())
+    from PIL import Image
+
+    label, probs = deployed.learner.predict(Image.open(deployed.files[0]))
+    assert out["label"] == label and out["top"][0][0] == label
+    assert out["top"][0][1] == pytest.approx(float(probs.max()), abs=1e-4)
+
+
+def test_cli_predict_onnx_never_imports_torch_and_reports_bad_images(deployed, tmp_path):
+    bad = tmp_path / "broken.png"
+    bad.write_text("not an image")
+    argv = ["predict", str(deployed.onnx), str(deployed.files[0]), str(bad), str(deployed.files[1]), "--top-k", "2"]
+    script = BLOCKER + f"from hotstart.cli import main\nsys.exit(main({argv!r}))\n"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith(str(deployed.files[0])) and lines[1].startswith(str(deployed.files[1]))
+    assert str(bad) in proc.stderr and "not a readable image" in proc.stderr
+    from PIL import Image
+
+    label, probs = deployed.learner.predict(Image.open(deployed.files[0]))
+    top = sorted(range(10), key=lambda i: -float(probs[i]))[:2]
+    assert lines[0] == f"{deployed.files[0]}: {label} ({top[0]} {probs[top[0]]:.3f}, {top[1]} {probs[top[1]]:.3f})"
+
+
+def test_cli_export_onnx_and_predict_with_the_saved_learner(deployed, tmp_path, capsys):
+    from hotstart.cli import main
+
+    out = tmp_path / "digits.onnx"
+    assert main(["export", str(deployed.run), "--format", "onnx", "--out", str(out)]) == 0
+    assert "largest difference from torch" in capsys.readouterr().out
+    assert out.read_bytes() == deployed.onnx.read_bytes()  # deterministic: the same model, the same file
+    files = [str(f) for f in deployed.files]
+    assert main(["predict", str(deployed.run), *files, "--json"]) == 0
+    from_learner = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main(["predict", str(out), *files, "--json"]) == 0
+    from_onnx = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["label"] for r in from_learner] == [r["label"] for r in from_onnx]
+    for a, b in zip(from_learner, from_onnx):
+        assert np.allclose([p for _, p in a["top"]], [p for _, p in b["top"]], atol=1e-4)
+    assert main(["export", str(tmp_path / "missing"), "--out", str(out)]) == 1
+    assert "no such folder" in capsys.readouterr().err
+
+
+def test_int8_export_is_3x_smaller_and_within_one_point(deployed, tmp_path, capsys):
+    import onnx
+
+    from hotstart.cli import main
+    from hotstart.predictor import Predictor
+
+    out = tmp_path / "digits-int8.onnx"
+    assert main(["export", str(deployed.run), "--format", "onnx", "--quantize", "int8", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    for key in ("valid accuracy fp32", "valid accuracy int8", "size ratio", "latency ratio int8 / fp32, batch 1",
+                "latency ratio int8 / fp32, batch 32"):
+        assert key in printed, printed
+    model = onnx.load(str(out))
+    ops = {n.op_type for n in model.graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops  # QDQ format
+    weights_q = [i for i in model.graph.initializer if i.data_type == onnx.TensorProto.INT8]
+    assert weights_q and any(len(i.dims) == 1 and i.dims[0] > 1 for i in model.graph.initializer
+                             if i.data_type == onnx.TensorProto.FLOAT and "scale" in i.name)  # per channel
+    assert deployed.onnx.stat().st_size >= 3 * out.stat().st_size
+    reported = {k: float(printed.split(f"valid accuracy {k}: ")[1].split()[0]) for k in ("fp32", "int8")}
+    assert reported["fp32"] == pytest.approx(deployed.learner.validate()["accuracy"], abs=1e-4)
+    int8 = Predictor.load(out)
+    assert "int8" in int8.meta["quantization"]
+    assert int8.evaluate(deployed.images, deployed.targets)["accuracy"] == pytest.approx(reported["int8"], abs=1e-4)
+    assert abs(reported["int8"] - reported["fp32"]) <= 0.01
+
+
+def test_export_failure_names_the_layer(deployed, tmp_path):
+    import torch.nn as nn
+
+    from hotstart import tasklearner
+    from hotstart.export import ExportError
+    from hotstart.learner.models import TaskModel
+
+    class DataDependent(nn.Module):
+        def forward(self, x):
+            return x * 2 if x.mean() > 0 else x  # a branch on values: torch.export cannot trace it
+
+    backbone = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), DataDependent(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+    learner = tasklearner(deployed.learner.task, None, model=TaskModel(backbone, nn.Linear(8, 10)), progress=False)
+    with pytest.raises(ExportError, match=r"backbone\.1 \(DataDependent") as e:
+        learner.export(tmp_path / "x.onnx")
+    assert "What to try" in str(e.value)
+    assert not (tmp_path / "x.onnx").exists()
+
+
+@pytest.mark.slow
+def test_pt2_package_equals_eager_and_predicts(deployed, tmp_path, capsys):
+    """The one AOTInductor compile of the suite (about a minute on 2 cores): SmallCNN at 8x8."""
+    from hotstart import ImageClassificationSingle, tasklearner
+    from hotstart.cli import main
+    from hotstart.export.pt2 import load_pt2
+
+    task = ImageClassificationSingle(deployed.learner.task.blocks, size=(8, 8), augment=False)
+    learner = tasklearner(task, None, seed=0, progress=False)
+    path = tmp_path / "digits.pt2"
+    report = learner.export(path, inductor_configs={"aot_inductor.compile_wrapper_opt_level": "O0"})
+    assert report.max_abs_diff <= 1e-4
+    names = zipfile.ZipFile(path).namelist()
+    assert any(n.endswith(".so") for n in names) and not any(n.endswith((".pkl", "data.pkl")) for n in names)
+    model, meta = load_pt2(path)
+    assert meta["kind"] == "ImageClassificationSingle" and meta["size"] == [8, 8]
+    assert json.loads(json.dumps(meta["task"])) == task.to_dict()
+    x = torch.stack([task.encode_input(img) for img in deployed.images[:7]])  # another batch size than traced
+    with torch.no_grad():
+        want = learner.model.eval()(x)
+        got = model(x)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    assert got.shape == (7, 10) and float((got - want).abs().max()) <= 1e-4
+    assert main(["predict", str(path), str(deployed.files[0]), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    from PIL import Image
+
+    assert out["label"] == learner.predict(Image.open(deployed.files[0]))[0]
+
+
+def test_multilabel_export_and_predictor_agree_with_the_learner(deployed, tmp_path):
+    from hotstart import ImageClassificationMulti, Image, LabelMulti, tasklearner
+    from hotstart.predictor import Predictor
+
+    classes = ["even", "odd", "small", "large"]
+    task = ImageClassificationMulti((Image(channels=None), LabelMulti(classes)), size=(12, 12), augment=False)
+    learner = tasklearner(task, None, seed=0, progress=False)  # untrained: parity, not accuracy
+    learner.export(tmp_path / "multi.onnx")
+    p = Predictor.load(tmp_path / "multi.onnx")
+    assert p.meta["activation"] == "sigmoid" and p.meta["image_mode"] == "auto" and p.meta["channels"] == 3
+    for img in deployed.images[:20]:  # grayscale images into a 3-channel model: repeated channels
+        labels, probs = learner.predict(img)
+        plabels, pprobs = p.predict(img)
+        assert labels == plabels and np.abs(probs.numpy() - pprobs).max() < 1e-4
+    targets = [["even", "small"]] * 20
+    right = sum(sum((c in set(pl)) == (c in set(t)) for c in classes)
+                for (pl, _), t in zip(p.predict_many(deployed.images[:20]), targets))
+    assert p.evaluate(deployed.images[:20], targets)["accuracy"] == pytest.approx(right / 80)

@@ -1,0 +1,124 @@
+"""Data parallel over 2 processes (gloo, CPU) through Lightning Fabric (issue 14), on digits.
+
+One launch of tests/scripts/ddp_digits.py with ``--devices 2``: hotstart asks Fabric for 2
+processes and Fabric re-launches the script for the second, as Lightning's Trainer does. The
+checks: both ranks hold the same history; the validation accuracy is, as an exact count, what
+one process computes with the final weights on the same set; only rank 0 wrote files and printed
+the epoch table; the accuracy is within 1 point of a one-process run with the same global batch.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+
+from hotstart.learner.data import ShardSampler
+from hotstart.learner.rng import derive_seed
+
+SCRIPT = Path(__file__).parent / "scripts" / "ddp_digits.py"
+
+
+def _mlp(channels):  # the script's model
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Flatten(), nn.Linear(channels * 64, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
+def test_shards_are_disjoint_seeded_and_reshuffled():
+    n, world = 101, 2
+    for shuffle in (False, True):
+        shards = []
+        for r in range(world):
+            s = ShardSampler(n, r, world, shuffle)
+            s.set_epoch_seed(derive_seed(0, 1))
+            shards.append(list(s))
+            assert len(shards[-1]) == len(s)
+        if shuffle:  # padded by wrapping around: equal shards, one sample twice in all
+            assert len(shards[0]) == len(shards[1]) == 51 and len(set(shards[0] + shards[1])) == n
+        else:  # validation: disjoint and unpadded, every sample exactly once
+            assert sorted(shards[0] + shards[1]) == list(range(n)) and not set(shards[0]) & set(shards[1])
+    s = ShardSampler(n, 0, world, True)
+    s.set_epoch_seed(derive_seed(0, 1))
+    first = list(s)
+    s.set_epoch_seed(derive_seed(0, 2))
+    assert list(s) != first  # a new shuffle each epoch
+    s.set_epoch_seed(derive_seed(0, 1))
+    assert list(s) == first  # from the seed alone
+
+
+@pytest.mark.slow
+def test_two_processes_on_digits(tmp_path, digits):
+    from hotstart import ImageClassificationSingle, load_learner, tasklearner
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+    env.pop("WORLD_SIZE", None)
+    env.pop("LOCAL_RANK", None)
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--devices", "2", "--epochs", "2"], env=env,
+                          capture_output=True, text=True, timeout=400)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = sorted((json.loads(line[len("RESULT "):]) for line in proc.stdout.splitlines()
+                      if line.startswith("RESULT ")), key=lambda r: r["rank"])
+    assert [r["rank"] for r in results] == [0, 1] and all(r["world_size"] == 2 for r in results)
+    r0, r1 = results
+    assert r0["history"] == r1["history"] and len(r0["history"]) == 2  # the same history, time included
+    assert r1["written"] == []  # only rank 0 writes
+    assert any("model" in w for w in r0["written"]) and any(w.startswith("ckpt") for w in r0["written"])
+    table = [line for line in proc.stdout.splitlines() if not line.startswith("RESULT ")]
+    assert sum("train_loss" in line for line in table) == 1  # one epoch table, from rank 0
+
+    # the distributed validation counts every sample once: one process, final weights, same set
+    data, blocks = digits
+    task = ImageClassificationSingle(blocks, size=(8, 8), augment=False)
+    n = r0["n_valid"]
+    single = load_learner(tmp_path / "model", data=data, model=_mlp(task.channels), seed=0, batch_size=16,
+                          progress=False)
+    assert len(single.valid_loader.dataset) == n
+    acc_ddp = r0["history"][-1]["accuracy"]
+    assert round(single.validate()["accuracy"] * n) == round(acc_ddp * n)
+
+    # one process with the same global batch (2 x 16) trains as well
+    one = tasklearner(task, data, model=_mlp(task.channels), seed=0, batch_size=32, progress=False)
+    one.fit_one_cycle(2, 1e-2)
+    assert abs(one.history[-1]["accuracy"] - acc_ddp) <= 0.01, (one.history[-1]["accuracy"], acc_ddp)
+    assert acc_ddp >= 0.9
+
+
+def test_sync_bn_on_cpu_is_a_clear_error(make_learner):
+    """torch's DDP refuses SyncBatchNorm on CPU modules with a bare ValueError deep in its setup;
+    hotstart says what to do before the model is wrapped."""
+    learner = make_learner(sync_bn=True)
+    learner.fit(1)  # one process: nothing to synchronize, sync_bn is ignored
+    learner = make_learner(sync_bn=True)
+    learner.backend.world_size = 2  # as a CPU run with 2 processes reports it
+    with pytest.raises(ValueError, match="sync_bn=True needs CUDA"):
+        learner.fit(1)
+
+
+def test_torchrun_environment_sizes_the_run(monkeypatch):
+    """An unchanged script under torchrun (or SLURM) gets a Fabric of the launcher's size."""
+    from hotstart.learner.backend import launched_processes
+
+    for k in ("TORCHELASTIC_RUN_ID", "LOCAL_WORLD_SIZE", "WORLD_SIZE", "SLURM_NTASKS", "SLURM_JOB_NAME"):
+        monkeypatch.delenv(k, raising=False)
+    assert launched_processes() is None
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "x")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    assert launched_processes() == (2, 2)
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "1")
+    assert launched_processes() is None
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID")
+    monkeypatch.delenv("WORLD_SIZE")
+    monkeypatch.delenv("LOCAL_WORLD_SIZE")
+    monkeypatch.setenv("SLURM_NTASKS", "8")
+    monkeypatch.setenv("SLURM_NTASKS_PER_NODE", "4")
+    monkeypatch.setenv("SLURM_NNODES", "2")
+    monkeypatch.setenv("SLURM_JOB_NAME", "train")
+    assert launched_processes() == (4, 2)
+    monkeypatch.setenv("SLURM_JOB_NAME", "bash")  # an interactive allocation: not launched by srun for us
+    assert launched_processes() is None
