@@ -18,14 +18,37 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_open", "atomic_write_bytes", "default_file_mode", "unlink_quietly"]
+__all__ = ["atomic_open", "atomic_write_bytes", "default_file_mode", "default_folder_mode", "fsync_dir",
+           "unlink_quietly"]
+
+
+def _umask() -> int:
+    mask = os.umask(0)  # the only portable way to read the umask is to set it and set it back
+    os.umask(mask)
+    return mask
 
 
 def default_file_mode() -> int:
     """0o666 masked by the process umask: what ``open(path, "w")`` would create."""
-    mask = os.umask(0)  # the only portable way to read the umask is to set it and set it back
-    os.umask(mask)
-    return 0o666 & ~mask
+    return 0o666 & ~_umask()
+
+
+def default_folder_mode() -> int:
+    """0o777 masked by the process umask: what ``os.mkdir(path)`` would create (``mkdtemp`` makes 0700)."""
+    return 0o777 & ~_umask()
+
+
+def fsync_dir(path) -> None:
+    """Make the renames in the folder `path` durable (POSIX); folders cannot be fsync'd on Windows."""
+    if os.name != "posix":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems (network mounts) refuse to fsync a folder: the rename still happened
+        pass
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

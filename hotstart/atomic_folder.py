@@ -32,7 +32,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from .atomic import atomic_write_bytes
+from .atomic import atomic_write_bytes, default_folder_mode, fsync_dir
 
 __all__ = ["read_folder", "write_folder"]
 
@@ -59,7 +59,7 @@ def write_folder(path, files: dict[str, bytes]) -> Path:
             for name, data in files.items():
                 atomic_write_bytes(tmp / name, data)
             os.chmod(tmp, mode)
-            _fsync_dir(tmp)
+            fsync_dir(tmp)
             if path.exists():
                 os.rename(path, old)
                 moved_aside = True
@@ -69,7 +69,7 @@ def write_folder(path, files: dict[str, bytes]) -> Path:
             if moved_aside and not path.exists():
                 os.rename(old, path)  # put the old set back: nothing was replaced
             raise
-        _fsync_dir(parent)
+        fsync_dir(parent)
         if moved_aside:
             shutil.rmtree(old, ignore_errors=True)  # a leftover is removed by the next write
     return path
@@ -149,30 +149,13 @@ def _check_replaceable(path: Path, files) -> int:
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is not a folder: cannot save a folder there")
     if not path.exists():
-        return 0o777 & ~_umask()
+        return default_folder_mode()
     extra = sorted(set(os.listdir(path)) - set(files))
     if extra:
         shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
         raise FileExistsError(f"{path} holds other files ({shown}): replacing the folder would delete them; "
                               f"save into a new or empty folder")
     return stat.S_IMODE(os.stat(path).st_mode)
-
-
-def _umask() -> int:
-    mask = os.umask(0)  # the only portable way to read the umask is to set it and set it back
-    os.umask(mask)
-    return mask
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make the renames in `path` durable (POSIX); directories cannot be fsync'd on Windows."""
-    if os.name != "posix":
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 @contextlib.contextmanager

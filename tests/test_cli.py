@@ -10,6 +10,25 @@ import pytest
 from hotstart.cli import main
 
 
+@pytest.fixture
+def tiny_folder(tmp_path):
+    """Two classes of 8 tiny PNGs each (dark / light): a CLI run on it takes well under a second an epoch."""
+    import numpy as np
+    from PIL import Image as PILImage
+
+    rng = np.random.default_rng(0)
+    root = tmp_path / "images"
+    for name, base in (("dark", 40), ("light", 200)):
+        (root / name).mkdir(parents=True)
+        for i in range(8):
+            arr = np.clip(base + rng.integers(-30, 30, size=(8, 8, 3)), 0, 255).astype(np.uint8)
+            PILImage.fromarray(arr).save(root / name / f"{i}.png")
+    return root
+
+
+TINY = ["--size", "8", "8", "--batch-size", "4"]
+
+
 def test_train_digits_writes_model_history_and_plot(tmp_path, capsys):
     out = tmp_path / "run"
     rc = main(["train", "--epochs", "1", "--size", "16", "16", "--out", str(out), "--no-progress"])
@@ -64,15 +83,176 @@ def test_bad_arguments_exit_nonzero(argv, capsys):
     assert "usage" in capsys.readouterr().err
 
 
-def test_module_entry_point(tmp_path):
+def test_module_entry_point_to_a_pipe_prints_the_table_and_no_bars(tmp_path, tiny_folder):
     out = tmp_path / "run"
     env = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "hotstart", "train", "--epochs", "1", "--size", "8", "8",
-                           "--out", str(out), "--no-progress"],
+    proc = subprocess.run([sys.executable, "-m", "hotstart", "train", str(tiny_folder), "--epochs", "2", *TINY,
+                           "--out", str(out)],
                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (out / "model" / "weights.safetensors").is_file() and (out / "history.csv").is_file()
+    # stdout and stderr are pipes, not terminals: no progress bars (\r updates), the epoch table in full
+    assert "\r" not in proc.stdout and "\r" not in proc.stderr and "it/s" not in proc.stderr
+    table = _table_rows(proc.stdout)
+    assert [row[0] for row in table] == ["epoch", "0", "1"]
+    assert table[0] == ["epoch", "train_loss", "valid_loss", "accuracy", "time"]
 
     proc = subprocess.run([sys.executable, "-m", "hotstart", "train", str(tmp_path / "nope"), "--out", str(out)],
                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert proc.returncode == 1 and "nope" in proc.stderr
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    """The epoch table's lines (header and rows) in the CLI's output, split into cells."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:1] == ["epoch"])
+    rows = [lines[start].split()]
+    for line in lines[start + 1:]:
+        if not line.split() or not line.split()[0].isdigit():
+            break
+        rows.append(line.split())
+    return rows
+
+
+def test_quiet_prints_neither_bars_nor_table_and_no_progress_keeps_the_table(tmp_path, tiny_folder, capsys):
+    argv = ["train", str(tiny_folder), "--epochs", "1", *TINY, "--out", str(tmp_path / "run")]
+    assert main([*argv, "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "epoch" not in captured.out and "\r" not in captured.err and "ImageClassificationSingle" not in captured.out
+    assert captured.out.startswith("done: ") and "accuracy" in captured.out  # only the final summary
+
+    assert main([*argv, "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert [row[0] for row in _table_rows(captured.out)] == ["epoch", "0"]
+    assert "\r" not in captured.err and "it/s" not in captured.err
+
+
+def test_progress_bars_only_on_a_terminal(monkeypatch):
+    """Default (bars=None): bars on a terminal or in a Jupyter kernel, not on files or pipes."""
+    import io
+
+    from hotstart.learner.callbacks.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    assert Progress(file=Terminal())._show_bars() is True
+    assert Progress(file=io.StringIO())._show_bars() is False
+    assert Progress(bars=True, file=io.StringIO())._show_bars() is True
+    assert Progress(bars=False, file=Terminal())._show_bars() is False
+    monkeypatch.setitem(sys.modules, "ipykernel", sys)  # any module object: "running in a kernel"
+    assert Progress(file=io.StringIO())._show_bars() is True
+
+
+@pytest.mark.parametrize("flag, expected", [([], "auto"), (["--compile", "auto"], "auto"),
+                                            (["--compile", "on"], True), (["--compile", "off"], False)])
+def test_compile_option_reaches_tasklearner(flag, expected, monkeypatch):
+    import hotstart.learner
+
+    from hotstart.cli import build_parser
+    from hotstart.cli.train import build_learner
+
+    seen = {}
+    real = hotstart.learner.tasklearner
+
+    def spy(*args, **kwargs):
+        seen["compile"] = kwargs["compile"]
+        return real(*args, **{**kwargs, "compile": False})  # the policy is tested below, compiling is slow
+
+    monkeypatch.setattr(hotstart.learner, "tasklearner", spy)
+    args = build_parser().parse_args(["train", "--size", "8", "8", "--quiet", *flag])
+    build_learner(args)
+    assert seen["compile"] == expected
+
+
+def test_compile_auto_stays_eager_on_cpu(tmp_path, monkeypatch):
+    """`--compile auto` is the library's policy: on CPU it never compiles, warm cache or not."""
+    from hotstart.cli import build_parser
+    from hotstart.cli.train import build_learner
+
+    monkeypatch.setenv("HOTSTART_CACHE_DIR", str(tmp_path / "cache"))
+    learner = build_learner(build_parser().parse_args(["train", "--size", "8", "8", "--quiet", "--compile", "auto"]))
+    assert learner.device.type == "cpu"
+    assert learner._task_model().compiled_with is None
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["train", "--compile", "maybe"])
+
+
+def test_console_script_help_names_hotstart(monkeypatch, capsys):
+    script = os.path.join(os.path.dirname(sys.executable), "hotstart")
+    if os.path.isfile(script):  # the installed console script (pip install -e .)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        proc = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=120, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith("usage: hotstart ") and "python -m" not in proc.stdout
+    monkeypatch.setattr(sys, "argv", ["/some/venv/bin/hotstart", "--help"])
+    with pytest.raises(SystemExit):
+        main()
+    assert capsys.readouterr().out.startswith("usage: hotstart ")
+    monkeypatch.setattr(sys, "argv", ["/repo/hotstart/__main__.py", "--help"])
+    with pytest.raises(SystemExit):
+        main()
+    assert capsys.readouterr().out.startswith("usage: python -m hotstart ")
+
+
+def test_misspelled_backbone_fails_before_the_data_with_suggestions(tmp_path, capsys):
+    rc = main(["train", "--backbone", "resnt18", "--out", str(tmp_path / "run")])
+    captured = capsys.readouterr()
+    assert rc == 1 and "resnt18" in captured.err and "resnet18" in captured.err
+    assert "data:" not in captured.out  # nothing was loaded or described
+    assert not (tmp_path / "run").exists()
+
+
+def test_pretrained_needs_a_timm_backbone(tmp_path, capsys):
+    assert main(["train", "--pretrained", "--out", str(tmp_path / "run")]) == 1
+    assert "pretrained" in capsys.readouterr().err
+
+
+def test_pretrained_without_network_or_cache_fails_fast(tmp_path, monkeypatch, capsys):
+    import time
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+    start = time.perf_counter()
+    rc = main(["train", "--backbone", "resnet10t", "--pretrained", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert rc == 1 and time.perf_counter() - start < 10
+    assert "network" in err and "cache" in err and "leave out --pretrained" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_ctrl_c_writes_the_finished_epochs_and_exits_130(tmp_path, tiny_folder):
+    import signal
+    import threading
+
+    out = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the CLI must flush its rows itself
+    env.update(MPLBACKEND="Agg", OMP_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "hotstart", "train", str(tiny_folder), "--epochs", "100000",
+                             *TINY, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=tmp_path)
+    timer = threading.Timer(240, proc.kill)  # never hang the suite
+    timer.start()
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.split()[:1] == ["0"]:  # the first epoch's row: one whole epoch is finished
+                proc.send_signal(signal.SIGINT)
+                break
+        rest, err = proc.communicate(timeout=120)
+    finally:
+        timer.cancel()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    with open(out / "history.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) >= 1 and rows[0]["epoch"] == "0"
+    assert (out / "loss.png").read_bytes()[:4] == b"\x89PNG"
+    import hotstart
+
+    learner = hotstart.load_learner(out / "model")
+    assert learner.task.classes == ["dark", "light"]

@@ -97,6 +97,36 @@ def test_download_unknown_checksum_is_recorded(server, tmp_path):
     assert Path(str(path) + ".sha256").read_text().strip() == digest
 
 
+def test_download_unknown_checksum_is_verified_on_the_next_use(server, tmp_path):
+    """Trust on first use: the recorded hash is read back, for the cached file and a new download."""
+    www, url = server
+    digest = _tarball(www / "toy.tgz", {"toy/a.txt": b"hello"})
+    cache = tmp_path / "c"
+    with pytest.warns(UserWarning):
+        path = download(url + "toy.tgz", None, cache_dir=cache, progress=False)
+    original = path.read_bytes()
+
+    path.write_bytes(original[:-5] + b"XXXXX")  # the cached file is damaged: fetched again, and checked
+    assert download(url + "toy.tgz", None, cache_dir=cache, progress=False) == path
+    assert path.read_bytes() == original
+
+    (www / "toy.tgz").unlink()  # intact cache: no request at all
+    assert download(url + "toy.tgz", None, cache_dir=cache, progress=False) == path
+
+    changed = _tarball(www / "toy.tgz", {"toy/a.txt": b"something else"})  # the server's file changed
+    path.unlink()
+    with pytest.raises(ChecksumError) as info:
+        download(url + "toy.tgz", None, cache_dir=cache, progress=False)
+    message = str(info.value)
+    assert digest in message and changed in message and str(path) + ".sha256" in message
+    assert not path.exists() and [p.name for p in _files(cache)] == [path.name + ".sha256"]
+
+    Path(str(path) + ".sha256").unlink()  # the documented way to accept the change
+    with pytest.warns(UserWarning, match=changed):
+        download(url + "toy.tgz", None, cache_dir=cache, progress=False)
+    assert Path(str(path) + ".sha256").read_text().strip() == changed
+
+
 def test_download_errors_name_the_url(server, tmp_path):
     _, url = server
     with pytest.raises(OSError, match="missing.tgz"):

@@ -57,7 +57,8 @@ def test_two_processes_on_digits(tmp_path, digits):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
     env.pop("WORLD_SIZE", None)
     env.pop("LOCAL_RANK", None)
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--devices", "2", "--epochs", "2"], env=env,
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--devices", "2", "--epochs", "2",
+                           "--lr-find"], env=env,
                           capture_output=True, text=True, timeout=400)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = sorted((json.loads(line[len("RESULT "):]) for line in proc.stdout.splitlines()
@@ -66,6 +67,7 @@ def test_two_processes_on_digits(tmp_path, digits):
     r0, r1 = results
     assert r0["history"] == r1["history"] and len(r0["history"]) == 2  # the same history, time included
     assert r1["written"] == []  # only rank 0 writes
+    assert r0["lr_find"] == r1["lr_find"] and len(r0["lr_find"]["losses"]) >= 10  # one curve: losses averaged
     assert any("model" in w for w in r0["written"]) and any(w.startswith("ckpt") for w in r0["written"])
     table = [line for line in proc.stdout.splitlines() if not line.startswith("RESULT ")]
     assert sum("train_loss" in line for line in table) == 1  # one epoch table, from rank 0

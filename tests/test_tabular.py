@@ -250,8 +250,13 @@ def test_species_accuracy_predict_save_load(species, tmp_path):
         loaded.predict({k: v for k, v in ODD_ROW.items() if k != "sex"})
 
 
-def test_show_results_is_a_table_of_rows(species):
+def test_show_results_is_a_table_of_rows(species, tmp_path):
+    from hotstart.errors import UsageError
+
     learner, _ = species
+    learner.save(tmp_path / "m")
+    with pytest.raises(UsageError, match="no validation data"):  # loaded for prediction only
+        load_learner(tmp_path / "m", progress=False).show_results(4)
     table = learner.show_results(4)
     assert table.columns[-3:] == ["truth", "prediction", "probability"] and len(table) == 4
     assert table.columns[:3] == ["island", "sex", "year"]
@@ -356,6 +361,16 @@ def test_cli_trains_a_table_and_the_warmup_has_a_table_workload(tmp_path, capsys
     saved = json.loads((tmp_path / "run" / "model" / "task.json").read_text())
     assert saved["task"]["kind"] == "TabularClassificationSingle"
     assert (tmp_path / "run" / "history.csv").is_file()
+
+    assert (tmp_path / "run" / "loss.png").read_bytes().startswith(b"\x89PNG")
+    assert main(["train", str(csv), "--task", "tabular", "--target", "sex", "--backbone", "resnet18",
+                 "--out", str(tmp_path / "run2")]) == 1  # an image-only option is refused, not ignored
+    assert "--backbone apply to image tasks only" in capsys.readouterr().err
+    assert main(["train", str(csv), "--task", "tabular", "--target", "sex", "--epochs", "2", "--accumulate", "2",
+                 "--checkpoint-dir", str(tmp_path / "ckpt"), "--out", str(tmp_path / "run3"), "--no-progress"]) == 0
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["ckpt-000-000000004-1", "ckpt-000-000000008-1"]
+    state = json.loads((tmp_path / "ckpt" / "ckpt-000-000000008-1" / "state.json").read_text())
+    assert (state["accumulate"], state["opt_step"]) == (2, 4)  # 4 batches an epoch, one step every 2
 
     report = warmup.run(only=["tabular-mlp-cpu"], cache_dir=tmp_path / "cache", progress=False)
     assert [r.status for r in report.results] == ["ok"], report.table()

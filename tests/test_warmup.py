@@ -31,20 +31,29 @@ def user_module(monkeypatch):
     return FIXTURES
 
 
-def test_real_compiled_warmup_is_side_effect_free(tmp_path):
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory):
+    """One real compiled warmup (the user's tiny compiled workload, batch 4) in a subprocess under
+    an audit hook, on a fresh cache: (cache folder, the run's JSON verdict)."""
+    cache = tmp_path_factory.mktemp("warm") / "cache"
+    out = subprocess.run([sys.executable, str(HERE / "warmup_fixtures" / "audited_run.py"), str(cache),
+                          "user_tiny_compiled", FIXTURES],
+                         capture_output=True, text=True, env=_env(), timeout=900, cwd=cache.parent)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "No CUDA runtime" not in out.stderr  # torch's notice is not part of the warmup's output
+    return cache, json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_real_compiled_warmup_is_side_effect_free(warm_cache):
     """A compiled workload, run in-process under an audit hook: RNGs, flags and os.environ are
     unchanged, nothing is written outside the cache and temp folders, no data file is read,
     no socket is opened, and the manifest records the now-warm configuration."""
-    cache = tmp_path / "cache"
-    out = subprocess.run([sys.executable, str(HERE / "warmup_fixtures" / "audited_run.py"), str(cache),
-                          "user_tiny_compiled", FIXTURES],
-                         capture_output=True, text=True, env=_env(), timeout=900, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr[-3000:]
-    verdict = json.loads(out.stdout.strip().splitlines()[-1])
+    cache, verdict = warm_cache
     assert [r["status"] for r in verdict["results"]] == ["ok"], verdict["results"]
     assert verdict["torch_rng_same"] and verdict["numpy_rng_same"] and verdict["random_rng_same"]
     assert verdict["flags_same"]
     assert verdict["env_diff"] == []
+    assert verdict["side_effects_put_back"] == []
     assert verdict["writes_outside"] == []
     assert verdict["data_reads"] == []
     assert verdict["sockets"] == []
@@ -52,6 +61,22 @@ def test_real_compiled_warmup_is_side_effect_free(tmp_path):
     key = verdict["results"][0]["key"]
     assert key and key in read_manifest(cache)["entries"]
     assert any((cache / "inductor").iterdir()), "the compile cache folder should be filled"
+
+
+def test_the_warmed_graphs_serve_a_batch_size_the_warmup_never_used(warm_cache):
+    """The warmup trained at batch 4 and validated at 4 and 2. A compiled fit in a new process at
+    batch 6 (validation 6 and 3), other classes, finds every graph in the cache: no AOTAutograd
+    and no FX-graph cache miss, so nothing is compiled again."""
+    cache, _ = warm_cache
+    out = subprocess.run([sys.executable, str(HERE / "warmup_fixtures" / "compiled_fit.py"), str(cache), "6", "12", "9"],
+                         capture_output=True, text=True, env=_env(), timeout=900, cwd=cache.parent)
+    assert out.returncode == 0, out.stderr[-3000:]
+    counters = json.loads(out.stdout.strip().splitlines()[-1])
+    aot, inductor = counters["aot_autograd"], counters["inductor"]
+    assert aot.get("autograd_cache_miss", 0) == 0 and aot.get("autograd_cache_guard_miss", 0) == 0, counters
+    assert inductor.get("fxgraph_cache_miss", 0) == 0, counters
+    assert aot.get("autograd_cache_hit", 0) >= 2, counters  # the training graph and the inference graph
+    assert np.isfinite(counters["valid_loss"])
 
 
 def test_user_workloads_run_and_failures_are_reported(tmp_path, user_module):

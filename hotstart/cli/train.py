@@ -11,12 +11,21 @@
 
 PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
 The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
+Ctrl-C writes what is finished (the model as of the last whole epoch, its history and loss plot)
+and exits with 130.
+
+Output: on a terminal, progress bars and the epoch table; to a file or a pipe, the epoch table
+only (bars there are a stream of ``\r`` updates). ``--no-progress``: never bars; ``--quiet``:
+neither bars nor table, only the final summary.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import sys
 from pathlib import Path
+
+_COMPILE = {"auto": "auto", "on": True, "off": False}
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -49,7 +58,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--target", default=None,
                    help="tabular: the column to predict (implies --task tabular); without PATH, the built-in penguins")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
-    t.add_argument("--no-progress", action="store_true", help="no progress bars")
+    t.add_argument("--compile", choices=list(_COMPILE), default="auto",
+                   help="torch.compile the backbone: auto (default) compiles only where it pays and the "
+                        "compile cache is warm (python -m hotstart.warmup), i.e. on CUDA, never on CPU; "
+                        "on / off force it")
+    t.add_argument("--no-progress", action="store_true",
+                   help="no progress bars (the epoch table is still printed); bars are off anyway "
+                        "when the output is not a terminal")
+    t.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bars, no epoch table, no task description: only the final summary")
     t.add_argument("--devices", type=_positive_int, default=None,
                    help="processes (one per GPU, or CPU processes) for data parallel training; under torchrun or "
                         "SLURM the launcher's count is used")
@@ -144,37 +161,119 @@ def _make_task(args, blocks, builtin: bool):
 
 def run(args) -> int:
     if getattr(args, "task", None) == "tabular" or (getattr(args, "task", None) is None and getattr(args, "target", None)):
-        from .train_tabular import run_tabular
+        from .train_tabular import DEFAULT_LR, build_tabular_learner
 
-        return run_tabular(args)
+        learner, default_lr = build_tabular_learner(args), DEFAULT_LR
+    else:
+        check_arguments(args)  # a misspelled backbone or no network for --pretrained: before any data
+        learner, default_lr = build_learner(args), (3e-3 if args.backbone is None else 1e-3)
+    lr = args.lr if args.lr is not None else default_lr
+    out = Path(args.out)
+    finished = _last_epoch_weights()
+    resume = getattr(args, "resume", None)
+    try:
+        learner.fit_one_cycle(args.epochs, lr, callbacks=[finished], accumulate=getattr(args, "accumulate", 1),
+                              checkpoint_dir=getattr(args, "checkpoint_dir", None) or resume,
+                              checkpoint_every=getattr(args, "checkpoint_every", None), resume=resume)
+    except KeyboardInterrupt:
+        if finished.state is None or finished.n_epochs == 0:
+            print("interrupted before the first epoch finished: nothing written", file=sys.stderr)
+            raise
+        finished.restore(learner)  # the weights (and loss curve) that go with the history
+        written = write_outputs(learner, out)
+        print(f"interrupted: wrote the {len(learner.history)} finished epoch(s) to {', '.join(map(str, written))}",
+              file=sys.stderr)
+        raise
+    written = write_outputs(learner, out)
+    if not learner.backend.is_global_zero:
+        return 0
+    final = learner.history[-1]
+    summary = ", ".join(f"{k} {v:.4f}" for k, v in final.items() if k not in ("epoch", "time"))
+    print(f"done: {summary}\nwrote {', '.join(map(str, written))}")
+    return 0
+
+
+def check_arguments(args) -> None:
+    """Checks that need no data: run first, so a typo fails in a second, not after loading the data."""
+    from ..learner.models import check_backbone
+
+    check_backbone(args.backbone, args.pretrained)
+    if args.pretrained:
+        from ..learner.pretrained import locate_pretrained
+
+        locate_pretrained(args.backbone)
+
+
+def build_learner(args):
+    """The data, the task and the learner that the arguments describe (no training)."""
     from ..learner import tasklearner
 
     data, blocks, name = load_data(args)
     task = _make_task(args, blocks, builtin=args.path is None)
-    if _first_process():
+    if not args.quiet and _first_process():
         what = f"{len(task.classes)} classes" if hasattr(task, "classes") else f"{task.n} point(s)"
         print(f"data: {name}, {len(data[0])} samples, {what}; task:")
         task.describe()
-    learner = tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
-                          batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
-                          num_workers=args.workers, progress=not args.no_progress,
-                          devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))
-    lr = args.lr if args.lr is not None else (3e-3 if args.backbone is None else 1e-3)
-    resume = getattr(args, "resume", None)
-    learner.fit_one_cycle(args.epochs, lr, accumulate=getattr(args, "accumulate", 1),
-                          checkpoint_dir=getattr(args, "checkpoint_dir", None) or resume,
-                          checkpoint_every=getattr(args, "checkpoint_every", None), resume=resume)
-    out = Path(args.out)
-    learner.save(out / "model")  # the first process writes, the others wait
+    callbacks = [] if (args.quiet or not args.no_progress) else [_progress(bars=False)]
+    return tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
+                       batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
+                       num_workers=args.workers, compile=_COMPILE[args.compile], callbacks=callbacks,
+                       progress=not (args.quiet or args.no_progress),
+                       devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))
+
+
+def _progress(**kwargs):
+    from ..learner.callbacks.progress import Progress
+
+    return Progress(**kwargs)
+
+
+def _last_epoch_weights():
+    """A callback that keeps a CPU copy of the weights at the end of each whole epoch, so that
+    Ctrl-C can save the model that the history describes (not one from the middle of a step).
+    Defined here, not at import time: building the parser must not import torch."""
+    from ..learner.callbacks.base import Callback
+
+    class LastEpochWeights(Callback):
+        order = 45  # after the recorder (-10) has written the row, before Progress (50) prints it
+
+        def __init__(self):
+            self.state, self.n_epochs, self.n_losses = None, 0, 0
+
+        def after_epoch(self):
+            model = self.learner._task_model()
+            self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+            self.n_epochs, self.n_losses = len(self.learner.history), len(self.learner.recorder.losses)
+
+        def restore(self, learner) -> None:
+            """Weights, history rows and loss curve as they were at the end of the last whole epoch."""
+            rec = learner.recorder
+            learner._task_model().load_state_dict(self.state)
+            del rec.history[self.n_epochs:], rec.losses[self.n_losses:], rec.lrs[self.n_losses:]
+
+    return LastEpochWeights()
+
+
+def write_outputs(learner, out: Path) -> list[Path]:
+    """The model, history.csv and loss.png in `out` (each written atomically); their paths.
+    With several processes, all call this: the first writes, the others wait in `save`."""
+    learner.save(out / "model")
     if not learner.backend.is_global_zero:
-        return 0
+        return [out / "model"]
     write_history(learner.history, out / "history.csv")
     fig = learner.plot_loss()
-    fig.savefig(out / "loss.png", dpi=100)
-    final = learner.history[-1]
-    summary = ", ".join(f"{k} {v:.4f}" for k, v in final.items() if k not in ("epoch", "time"))
-    print(f"done: {summary}\nwrote {out / 'model'}, {out / 'history.csv'}, {out / 'loss.png'}")
-    return 0
+    _save_figure(fig, out / "loss.png")
+    return [out / "model", out / "history.csv", out / "loss.png"]
+
+
+def _save_figure(fig, path: Path) -> None:
+    import io
+
+    from ..atomic import atomic_write_bytes
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def write_history(history, path: Path) -> None:

@@ -5,7 +5,8 @@
 
 Input columns are inferred as `datasets.TableData` does (text and few integers categorical,
 other numbers continuous); a numeric target with many values is a regression, anything else
-classes. Rows whose target is missing are left out. Writes the model, history.csv and loss.png to --out, as for images.
+classes. Rows whose target is missing are left out. `train.run` trains and writes the model, history.csv
+and loss.png to --out, as for images.
 """
 from __future__ import annotations
 
@@ -14,16 +15,25 @@ from pathlib import Path
 DEFAULT_LR = 1e-2
 
 
-def run_tabular(args) -> int:
+def build_tabular_learner(args):
+    """The table, the task and the learner that the arguments describe (no training).
+
+    `train.run` trains it and writes the outputs, as for images (Ctrl-C included)."""
     from .. import datasets
     from ..blocks import Continuous
     from ..learner import tasklearner
     from ..tasks import TabularClassificationSingle, TabularRegression
     from ..errors import UsageError
-    from .train import write_history
+    from .train import _progress
 
     if not args.target:
         raise UsageError("--task tabular needs --target COLUMN (the column to predict)")
+    image_only = [flag for flag, given in (("--backbone", getattr(args, "backbone", None) is not None),
+                                           ("--pretrained", getattr(args, "pretrained", False)),
+                                           ("--size", getattr(args, "size", None) is not None)) if given]
+    if image_only:  # silently training something else than asked would be worse than refusing
+        raise UsageError(f"{', '.join(image_only)} apply to image tasks only; a table model is an MLP "
+                         f"(leave {'them' if len(image_only) > 1 else 'it'} out with --task tabular)")
     if args.path is None:
         data, blocks = datasets.load("penguins", target=args.target)
         name = "penguins"
@@ -37,16 +47,10 @@ def run_tabular(args) -> int:
     task = (TabularRegression if regression else TabularClassificationSingle)(blocks)
     row = blocks[0]
     kind = "regression" if regression else f"{len(blocks[1].classes)} classes"
-    print(f"data: {name}, {len(data[0])} rows with a target; target {args.target!r} ({kind}); "
-          f"categorical {row.categorical}; continuous {row.continuous}")
-    learner = tasklearner(task, data, batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
-                          num_workers=args.workers, progress=not args.no_progress)
-    learner.fit_one_cycle(args.epochs, args.lr if args.lr is not None else DEFAULT_LR)
-    out = Path(args.out)
-    learner.save(out / "model")
-    write_history(learner.history, out / "history.csv")
-    learner.plot_loss().savefig(out / "loss.png", dpi=100)
-    final = learner.history[-1]
-    summary = ", ".join(f"{k} {v:.4f}" for k, v in final.items() if k not in ("epoch", "time"))
-    print(f"done: {summary}\nwrote {out / 'model'}, {out / 'history.csv'}, {out / 'loss.png'}")
-    return 0
+    if not args.quiet:
+        print(f"data: {name}, {len(data[0])} rows with a target; target {args.target!r} ({kind}); "
+              f"categorical {row.categorical}; continuous {row.continuous}")
+    callbacks = [] if (args.quiet or not args.no_progress) else [_progress(bars=False)]
+    return tasklearner(task, data, batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
+                       num_workers=args.workers, callbacks=callbacks, progress=not (args.quiet or args.no_progress),
+                       devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))

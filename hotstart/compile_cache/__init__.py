@@ -11,10 +11,10 @@ and this package imports neither of them (it sees a task and a model only by duc
     compile.py   `compile_backbone`: compile a TaskModel's backbone into the cache
 """
 from .cache import ENV_VAR, cache_dir, inductor_cache, inductor_dir
-from .compile import CompiledBackbone, compile_backbone
+from .compile import CompiledBackbone, compile_backbone, compile_context
 from .manifest import FORMAT, config_key, is_warm, load_manifest, manifest_path, read_manifest, record
 from .policy import COMPILE_PAYS, should_compile
 
-__all__ = ["ENV_VAR", "cache_dir", "inductor_cache", "inductor_dir", "CompiledBackbone", "compile_backbone",
+__all__ = ["ENV_VAR", "cache_dir", "inductor_cache", "inductor_dir", "CompiledBackbone", "compile_backbone", "compile_context",
            "FORMAT", "config_key", "is_warm", "load_manifest", "manifest_path", "read_manifest", "record", "COMPILE_PAYS",
            "should_compile"]

@@ -18,6 +18,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .errors import DatasetError
+
 
 class Samples:
     """A lazy container of `n` items: ``samples[i] == getter(i)``, computed on access."""
@@ -129,7 +131,7 @@ class Data(tuple):
         for name, idx in self.splits.items():
             bad = next((i for i in idx if not 0 <= i < n), None)
             if bad is not None:
-                raise ValueError(f"split {name!r} holds index {bad}, outside 0..{n - 1} ({n} samples)")
+                raise DatasetError(f"split {name!r} holds index {bad}, outside 0..{n - 1} ({n} samples)")
         return self
 
     @property
@@ -211,7 +213,7 @@ def split_train_valid(data: Data, valid_pct: float = 0.2, seed: int | None = 0,
     if "valid" in splits:
         return data.subset(pool), data.split("valid")
     if not pool:
-        raise ValueError(f"no samples to train on: every sample is in a held-out split {sorted(splits)}")
+        raise DatasetError(f"no samples to train on: every sample is in a held-out split {sorted(splits)}")
     train_pos, valid_pos = split_random(len(pool), valid_pct, seed)
     return data.subset([pool[p] for p in train_pos]), data.subset([pool[p] for p in valid_pos])
 
@@ -223,7 +225,7 @@ def _refuse_overlap(splits: dict) -> None:
         for b in named[a_i + 1:]:
             shared = set(splits[a]) & set(splits[b])
             if shared:
-                raise ValueError(f"splits {a!r} and {b!r} share {len(shared)} sample(s), e.g. index "
+                raise DatasetError(f"splits {a!r} and {b!r} share {len(shared)} sample(s), e.g. index "
                                  f"{min(shared)}; a sample belongs to one split")
 
 

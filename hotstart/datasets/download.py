@@ -17,7 +17,10 @@ Why it is careful:
   pointing outside, or a device file is refused before anything is written. Extraction goes to a
   temporary folder next to `dest`, renamed into place at the end, so `dest` existing means "done".
 - With no known checksum (``sha256=None``) the file is trusted on first use: the computed hash
-  is recorded next to it (``<file>.sha256``) and reported in a warning, to be pinned later.
+  is recorded next to it (``<file>.sha256``) and reported in a warning (declare it to pin it).
+  Every later use checks the cached file against that record (a damaged file is fetched again),
+  and a fresh download must match it too: a file that changed on the server raises
+  `ChecksumError`, as for a declared checksum, until the record is deleted.
 """
 from __future__ import annotations
 
@@ -57,7 +60,8 @@ def download(url: str, sha256: str | None, *, cache_dir: str | os.PathLike | Non
     """Download `url` into the cache once and return the file's path.
 
     `sha256` (64 hex digits) is checked on every fresh download and when reusing a cached file;
-    pass ``None`` only when no checksum is known (the computed one is recorded and warned about).
+    pass ``None`` only when no checksum is known: the first download's hash is recorded (and
+    warned about), and every later use is checked against that record.
     """
     sha256 = _check_sha256(sha256)
     scheme = urllib.parse.urlsplit(url).scheme
@@ -65,18 +69,23 @@ def download(url: str, sha256: str | None, *, cache_dir: str | os.PathLike | Non
         raise ValueError(f"download(url=...): only http(s) and file URLs are supported, got {url!r}")
     dest = data_dir(cache_dir) / "downloads" / _file_name(url)
     record = dest.with_name(dest.name + ".sha256")
+    recorded = _read_record(record) if sha256 is None else None
+    expected = sha256 or recorded
     if dest.is_file():
-        if sha256 is None and record.is_file():
+        if expected is not None and _file_sha256(dest) == expected:
             return dest
-        if sha256 is not None and _file_sha256(dest) == sha256:
-            return dest
-        dest.unlink()  # stale or corrupt: fetch again
+        dest.unlink()  # stale, corrupt, or never recorded: fetch again
     with atomic_open(dest, suffix=".part") as out:  # renamed into place only when verified
         actual = _stream(url, out, progress=progress, timeout=timeout)
         if sha256 is not None and actual != sha256:
             raise ChecksumError(f"sha256 mismatch for {url}: expected {sha256}, got {actual}; "
                                 f"the downloaded file was deleted")
-    if sha256 is None:
+        if recorded is not None and actual != recorded:
+            raise ChecksumError(f"sha256 mismatch for {url}: the first download had {recorded} (recorded in "
+                                f"{record}), this one has {actual}; the file on the server changed or the "
+                                f"download was altered. The new file was deleted; if the change is expected, "
+                                f"delete {record} (or declare the new sha256) to accept it")
+    if expected is None:
         atomic_write_bytes(record, (actual + "\n").encode())
         warnings.warn(f"no sha256 was declared for {url}; the downloaded file has sha256 {actual} "
                       f"(recorded in {record}); declare it to verify future downloads", stacklevel=2)
@@ -171,6 +180,15 @@ def _check_sha256(sha256):
     if not isinstance(sha256, str) or not _SHA256.match(sha256.lower()):
         raise ValueError(f"download(sha256=...): expected 64 hex digits or None, got {sha256!r}")
     return sha256.lower()
+
+
+def _read_record(record: Path) -> str | None:
+    """The sha256 recorded at the first download, or None (no record, or one we cannot read)."""
+    try:
+        text = record.read_text(encoding="ascii").strip().lower()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if _SHA256.match(text) else None
 
 
 def _file_name(url: str) -> str:

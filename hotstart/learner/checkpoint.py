@@ -36,7 +36,8 @@ from pathlib import Path
 
 import torch
 
-from ..atomic import atomic_write_bytes
+from ..atomic import atomic_write_bytes, default_folder_mode, fsync_dir
+from ..errors import SavedModelError, UsageError
 
 FORMAT = "hotstart.checkpoint/1"
 _NAME = re.compile(r"^ckpt-(\d+)-(\d+)-([01])$")
@@ -49,20 +50,6 @@ def checkpoints(folder) -> list[Path]:
         return []
     found = [(tuple(int(g) for g in m.groups()), p) for p in folder.iterdir() if (m := _NAME.match(p.name))]
     return [p for _, p in sorted(found)]
-
-
-def _sync_dir(path: Path) -> None:
-    """fsync a folder, so a rename in it survives a power cut (POSIX; a no-op where unsupported)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _remove(path: Path) -> None:
@@ -153,7 +140,7 @@ class Checkpointer:
 
         ln = self.learner
         rec = ln.recorder
-        model = {k: v.detach().cpu().contiguous().clone() for k, v in ln._task_model().state_dict().items()}
+        model = {k: v.detach().cpu().contiguous().clone() for k, v in ln.task_model().state_dict().items()}
         opt_tensors, opt_meta = _flatten_optimizer(ln.opt.state_dict())
         opt_tensors["rng.cpu"] = torch.get_rng_state()
         from .rng import cuda_index
@@ -170,30 +157,23 @@ class Checkpointer:
             "train_iter": ln.train_iter, "opt_step": ln.opt_step,
             "sampler": {"seed": ln.fit_seed, "epoch": ln.epoch},
             "optimizer": opt_meta,
-            "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs,
-                         "sum": [rec._sum[True], rec._sum[False]], "n": [rec._n[True], rec._n[False]]},
+            "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs, **rec.running_sums()},
         }
         name = f"ckpt-{ln.fit_index:03d}-{ln.train_iter:09d}-{int(epoch_done)}"
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=self.folder))
         atomic_write_bytes(tmp / "model.safetensors", st_save(model, metadata={"format": FORMAT}))
         atomic_write_bytes(tmp / "optimizer.safetensors", st_save(opt_tensors, metadata={"format": FORMAT}))
         atomic_write_bytes(tmp / "state.json", json.dumps(state).encode())
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a checkpoint folder gets the usual mode
-        _sync_dir(tmp)
+        os.chmod(tmp, default_folder_mode())  # mkdtemp makes 0700; a checkpoint folder gets the usual mode
+        fsync_dir(tmp)
         final = self.folder / name
         if final.exists():  # the same position written again (a resumed run): replace it
             _remove(final)
         os.replace(tmp, final)
-        _sync_dir(self.folder)
+        fsync_dir(self.folder)
         for old in checkpoints(self.folder)[:-self.keep]:
             _remove(old)
         return final
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -209,13 +189,13 @@ class CheckpointState:
         """Model, optimizer, RNG, Recorder and position; returns the epoch to start from."""
         m = self.meta
         if int(m["n_epoch"]) != learner.n_epoch or int(m["accumulate"]) != learner.accumulate:
-            raise ValueError(f"cannot resume from {self.path}: it is a fit of {m['n_epoch']} epochs with "
+            raise UsageError(f"cannot resume from {self.path}: it is a fit of {m['n_epoch']} epochs with "
                              f"accumulate={m['accumulate']}, this fit has {learner.n_epoch} epochs with "
                              f"accumulate={learner.accumulate}")
         if int(m["total_steps"]) != learner.total_steps:
-            raise ValueError(f"cannot resume from {self.path}: it has {m['total_steps']} optimizer steps in all, "
+            raise UsageError(f"cannot resume from {self.path}: it has {m['total_steps']} optimizer steps in all, "
                              f"this fit {learner.total_steps} (a different batch size or dataset?)")
-        learner._task_model().load_state_dict(self.model, strict=True)
+        learner.task_model().load_state_dict(self.model, strict=True)
         learner.opt.load_state_dict(_unflatten_optimizer(self.opt_tensors, m["optimizer"]))
         torch.set_rng_state(self.opt_tensors["rng.cpu"])
         from .rng import cuda_index
@@ -236,14 +216,13 @@ class CheckpointState:
         m = self.meta
         done = int(m["batches_done"])
         if done:
-            rec = learner.recorder
-            rec._sum = {True: float(m["recorder"]["sum"][0]), False: float(m["recorder"]["sum"][1])}
-            rec._n = {True: int(m["recorder"]["n"][0]), False: int(m["recorder"]["n"][1])}
+            learner.recorder.set_running_sums(m["recorder"])
         learner._skip_batches = done
 
 
 def read_checkpoint(path) -> CheckpointState:
     """Read one checkpoint folder; a clear error naming the file if it is damaged."""
+    from safetensors import SafetensorError
     from safetensors.torch import load as st_load
 
     path = Path(path)
@@ -254,9 +233,9 @@ def read_checkpoint(path) -> CheckpointState:
         model = st_load((path / "model.safetensors").read_bytes())
         opt_tensors = st_load((path / "optimizer.safetensors").read_bytes())
     except (OSError, ValueError, KeyError) as e:
-        raise ValueError(f"checkpoint {path} cannot be read: {e}") from e
-    except Exception as e:  # safetensors raises its own SafetensorError on a damaged file
-        raise ValueError(f"checkpoint {path} cannot be read: {type(e).__name__}: {e}") from e
+        raise SavedModelError(f"checkpoint {path} cannot be read: {e}") from e
+    except SafetensorError as e:  # a damaged tensor file
+        raise SavedModelError(f"checkpoint {path} cannot be read: {type(e).__name__}: {e}") from e
     return CheckpointState(path, model, opt_tensors, meta)
 
 
@@ -269,5 +248,5 @@ def load_last(folder) -> CheckpointState | None:
         except ValueError as e:  # e.g. damaged on disk after it was written: fall back to the one before
             errors.append(str(e))
     if errors:
-        raise ValueError("no readable checkpoint in " + str(folder) + ": " + "; ".join(errors))
+        raise SavedModelError("no readable checkpoint in " + str(folder) + ": " + "; ".join(errors))
     return None

@@ -1,6 +1,7 @@
 """Prediction with a learner: one raw input, or the whole validation set."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import torch
@@ -10,10 +11,13 @@ from .rng import seeded_torch_rng
 
 
 def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
-    """Encode one raw input as in inference, run the model, decode: (label, probabilities)."""
+    """Encode one raw input as in inference, run the model, decode: (label, probabilities).
+
+    For an image task, `raw_input` may also be a file's path (str or ``os.PathLike``), as in fastai.
+    """
     if learner.task is None:
         raise ValueError("predict needs the learner's task (build it with tasklearner)")
-    x = learner.task.encode_input(raw_input)
+    x = learner.task.encode_input(load_raw_input(learner.task, raw_input))
     learner._setup()
     learner.model.eval()
     with torch.no_grad(), learner.backend.autocast(), learner.model_context():
@@ -22,6 +26,21 @@ def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
     if decode is not None:
         return decode(out[0].float().cpu(), raw_input)
     return learner.task.decode_output(out[0].float().cpu())
+
+
+def load_raw_input(task, raw_input):
+    """A path becomes the image it names when the task's input is an `Image` (else it is left alone).
+
+    Reading goes through `datasets.load_image`, the loader that the folder and table recipes use:
+    the same decoding (EXIF rotation, mode conversion) as in training, errors that name the file.
+    """
+    from ..blocks import Image
+
+    if isinstance(raw_input, (str, os.PathLike)) and isinstance(task.blocks[0], Image):
+        from ..datasets.images import load_image
+
+        return load_image(raw_input)
+    return raw_input
 
 
 def get_preds(learner, loader=None):

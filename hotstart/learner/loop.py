@@ -6,7 +6,7 @@ The override ladder (use the lowest rung that does what you need):
 2. ``callbacks=[...]``: react to events (see callbacks/base.py) without touching the loop, e.g.
    ``EarlyStopping(patience=2)``; cancel with `CancelBatch` / `CancelEpoch` / `CancelFit`.
 3. Subclass and override `compute_loss(pred, yb)` for a different objective, or `train_step()`
-   for a different step (two optimizers, gradient accumulation, ...)::
+   for a different step (two optimizers, ...; gradient accumulation is ``fit(accumulate=k)``)::
 
        class MyLearner(Learner):
            def compute_loss(self, pred, yb):
@@ -16,7 +16,9 @@ The override ladder (use the lowest rung that does what you need):
    PyTorch objects.
 
 The learner never knows what an image is: it sees batches, a model, a loss, metrics and callbacks.
-Its `task` (optional) is used only for `predict`, `show_results` and `save`.
+Its `task` (optional) is used only for the metrics' output activation, `predict`, `show_results`,
+`save` and `export`. A custom learning-rate schedule is ``fit(schedule=f)`` with
+``f(optimizer_step, total_optimizer_steps) -> (lr, momentum or None)``.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from typing import Any, Sequence
 
 import torch
 
+from ..errors import UsageError
 from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
@@ -114,7 +117,7 @@ class Learner:
         if not self._setup_done:
             if self.sync_bn and self.backend.world_size > 1:
                 if self.device.type != "cuda":  # torch's DDP refuses SyncBatchNorm on CPU
-                    raise ValueError("sync_bn=True needs CUDA devices: torch's SyncBatchNorm runs on GPUs only "
+                    raise UsageError("sync_bn=True needs CUDA devices: torch's SyncBatchNorm runs on GPUs only "
                                      f"(this run is on {self.device.type}); leave sync_bn off on CPU")
                 self.model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(self.model)
             self.model = self.backend.setup_module(self.model)
@@ -137,7 +140,7 @@ class Learner:
     def _param_groups(self):
         from .models import layer_groups
 
-        return [list(g.parameters()) for g in layer_groups(self._task_model())]
+        return [list(g.parameters()) for g in layer_groups(self.task_model())]
 
     def _prepare_optimizer(self, lr, wd, reset_opt: bool):
         """Keep the optimizer (and its state) across fits, as fastai does; `reset_opt` rebuilds it."""
@@ -173,13 +176,13 @@ class Learner:
         epoch's first batches again without training on them (the order and augmentations come
         from the seed, so they are the same batches)."""
         if int(n_epoch) < 1:
-            raise ValueError(f"n_epoch must be at least 1, got {n_epoch!r}")
+            raise UsageError(f"n_epoch must be at least 1, got {n_epoch!r}")
         if int(accumulate) < 1:
-            raise ValueError(f"accumulate must be at least 1, got {accumulate!r}")
+            raise UsageError(f"accumulate must be at least 1, got {accumulate!r}")
         if checkpoint_every is not None and int(checkpoint_every) < 1:
-            raise ValueError(f"checkpoint_every must be at least 1, got {checkpoint_every!r}")
+            raise UsageError(f"checkpoint_every must be at least 1, got {checkpoint_every!r}")
         if self.train_loader is None:
-            raise ValueError("this learner has no data to fit on: pass data to tasklearner / load_learner")
+            raise UsageError("this learner has no data to fit on: pass data to tasklearner / load_learner")
         self._setup()
         state = None
         if resume is not None:
@@ -322,7 +325,7 @@ class Learner:
         everything before it; a model with a single layer cannot be frozen (a clear error)."""
         from .models import layer_groups, set_trainable
 
-        groups = layer_groups(self._task_model(), need_split=True)
+        groups = layer_groups(self.task_model(), need_split=True)
         for g in groups[:-1]:
             set_trainable(g, False)
         return self
@@ -330,7 +333,7 @@ class Learner:
     def unfreeze(self) -> "Learner":
         from .models import layer_groups, set_trainable
 
-        for g in layer_groups(self._task_model()):
+        for g in layer_groups(self.task_model()):
             set_trainable(g, True)
         return self
 
@@ -378,14 +381,19 @@ class Learner:
 
     def model_context(self):
         """The model's run context (a compiled model points Inductor at hotstart's cache), or a no-op."""
-        return getattr(self._task_model(), "compile_context", contextlib.nullcontext)()
+        return getattr(self.task_model(), "compile_context", contextlib.nullcontext)()
 
-    def _task_model(self):
+    def task_model(self):
+        """The user's model, without the wrappers put around it (Fabric's / DDP's ``.module``,
+        ``torch.compile``'s ``._orig_mod``): the module whose state dict is saved, checkpointed and
+        exported, and whose layer groups freeze and unfreeze."""
         m = getattr(self.model, "module", self.model)
         return getattr(m, "_orig_mod", m)
 
+    _task_model = task_model  # the former private name; export/onnx.py and tests still use it
+
     def predict(self, raw_input) -> tuple[Any, torch.Tensor]:
-        """Decoded prediction and probabilities for one raw input (e.g. a PIL image)."""
+        """Decoded prediction and probabilities for one raw input (e.g. a PIL image, or an image file's path)."""
         from .inference import predict
 
         return predict(self, raw_input)
@@ -456,7 +464,7 @@ class Learner:
 
     def __repr__(self):
         n = lambda loader: None if loader is None else len(loader.dataset)  # noqa: E731
-        return (f"Learner(model={type(self._task_model()).__name__}, backend={self.backend!r}, "
+        return (f"Learner(model={type(self.task_model()).__name__}, backend={self.backend!r}, "
                 f"train={n(self.train_loader)}, valid={n(self.valid_loader)}, seed={self.seed})")
 
 

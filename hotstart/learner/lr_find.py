@@ -7,7 +7,8 @@ fit's training phase: before_fit, before_train, the batch events, after_train, a
 is no validation and no epoch ends, so no history row is written; the Recorder's per-batch losses
 are put back as they were. The model's state is kept in memory and restored afterwards, the
 optimizer is a temporary one (the learner's own optimizer and its state are untouched), and
-nothing is written to disk.
+nothing is written to disk. Across processes the loss recorded at each step is the mean over all
+ranks, so every rank gets the same curve and the same suggestion.
 
 The suggestion is fastai's "valley": the longest stretch over which the smoothed loss keeps
 falling (the longest decreasing subsequence), and the learning rate 2/3 of the way down it,
@@ -57,7 +58,10 @@ class _LRFinder(Callback):
     def after_batch(self):
         learner = self.learner
         self.step += 1
-        value = float(learner.loss.detach())
+        # the mean over all processes: every rank then stops at the same step and suggests the same
+        # rate (a rank stopping alone would leave the others waiting in the gradient all-reduce)
+        total, n = learner.backend.all_reduce_sum(float(learner.loss.detach()), 1.0)
+        value = total / n
         if not math.isfinite(value):
             raise CancelFit("the loss diverged")
         self.avg = self.beta * self.avg + (1 - self.beta) * value
@@ -73,7 +77,7 @@ def lr_find(learner, start_lr=1e-7, end_lr=10.0, num_it=100, beta=0.98, stop_div
     from .callbacks.nan_guard import NonFiniteLossError
 
     learner._setup()
-    model = learner._task_model()
+    model = learner.task_model()
     saved = copy.deepcopy(model.state_dict())
     was_training = model.training
     rec = learner.recorder

@@ -19,7 +19,8 @@ class TaskModel(nn.Module):
 
     def forward(self, x):
         if self.compiled_with is not None and x.shape[0] > 1:
-            # one compiled graph, cached once, for every batch size (train, last valid batch, ...)
+            # a dynamic batch dimension: the cached graphs serve every batch size (train, last valid
+            # batch, ...); see hotstart/compile_cache/compile.py for the guards that remain
             torch._dynamo.maybe_mark_dynamic(x, 0)
         return self.head(self.backbone(x))
 
@@ -53,22 +54,38 @@ class SmallCNN(nn.Module):
 
 def build_backbone(backbone, *, in_chans: int, size, pretrained: bool = False) -> tuple[nn.Module, dict]:
     """(backbone module, its config for saving). `backbone` is None, a timm name, or a module."""
+    check_backbone(backbone, pretrained)
     if backbone is None:
         net = SmallCNN(in_chans=in_chans, size=size)
         return net, {"kind": "SmallCNN", **net.config}
     if isinstance(backbone, str):
         import timm
 
-        if not timm.is_model(backbone):
-            close = timm.list_models(f"*{backbone.split('_')[0]}*")[:8]
-            from ..errors import UsageError
+        overlay = {}
+        if pretrained:
+            from .pretrained import pretrained_overlay
 
-            raise UsageError(f"backbone {backbone!r} is not a timm model name; similar: {close}")
-        net = timm.create_model(backbone, pretrained=pretrained, num_classes=0, in_chans=in_chans)
+            overlay = pretrained_overlay(backbone)  # cached weights, or a fast failure when offline
+        net = timm.create_model(backbone, pretrained=pretrained, num_classes=0, in_chans=in_chans,
+                                **({"pretrained_cfg_overlay": overlay} if overlay else {}))
         return net, {"kind": "timm", "name": backbone, "in_chans": in_chans}
     if isinstance(backbone, nn.Module):
         return backbone, {"kind": "module", "class": type(backbone).__qualname__}
     raise TypeError(f"backbone must be a timm model name, an nn.Module or None, got {type(backbone).__name__}")
+
+
+def check_backbone(backbone, pretrained: bool = False) -> None:
+    """Argument checks that need no data and no download: run them before anything is read."""
+    if isinstance(backbone, str):
+        from .backbone_names import check_backbone_name
+
+        check_backbone_name(backbone)
+    elif pretrained:
+        what = "the default small CNN" if backbone is None else f"a {type(backbone).__name__} module"
+        from ..errors import UsageError
+
+        raise UsageError(f"pretrained=True needs backbone= a timm model name (e.g. 'resnet18'); "
+                         f"{what} has no pretrained weights to load")
 
 
 def backbone_from_config(cfg: dict) -> nn.Module:
@@ -102,14 +119,21 @@ def num_features(backbone: nn.Module, in_chans: int, size) -> int:
     return int(out.shape[1])
 
 
-def timm_stats(name: str):
-    """Normalization stats (mean, std) from a timm model's pretrained config."""
+def timm_stats(name: str, in_chans: int = 3):
+    """Normalization stats (mean, std) from a timm model's pretrained config.
+
+    For a 1-channel input, timm sums the first convolution's RGB weights into one channel; the
+    matching stats are the channel averages (so ``--pretrained`` works on grayscale images too).
+    """
     import timm
 
     cfg = timm.get_pretrained_cfg(name)
     if cfg is None:
         return None
-    return tuple(cfg.mean), tuple(cfg.std)
+    mean, std = tuple(cfg.mean), tuple(cfg.std)
+    if in_chans == 1 and len(mean) == 3:
+        mean, std = (sum(mean) / 3,), (sum(std) / 3,)
+    return mean, std
 
 
 def set_backbone_trainable(model: TaskModel, trainable: bool) -> None:

@@ -30,7 +30,7 @@ def save_learner(learner, path) -> Path:
     if learner.task is None:
         raise UsageError("save needs the learner's task (build the learner with tasklearner)")
     path = Path(path)
-    state = {k: v.detach().cpu().contiguous() for k, v in learner._task_model().state_dict().items()}
+    state = {k: v.detach().cpu().contiguous() for k, v in learner.task_model().state_dict().items()}
     bad = non_finite(state)
     if bad:
         raise SavedModelError(
@@ -125,7 +125,7 @@ def _load_state(model, data: bytes, where) -> None:
 def load_weights(learner, path) -> None:
     """Load the weights saved in the folder `path` into `learner`'s model."""
     folder, _, data = _read(path)
-    _load_state(learner._task_model(), data, folder / WEIGHTS)
+    _load_state(learner.task_model(), data, folder / WEIGHTS)
 
 
 def load_learner(path, data=None, *, model=None, **kwargs):
@@ -152,5 +152,5 @@ def load_learner(path, data=None, *, model=None, **kwargs):
         model = _rebuild("model", where, lambda: TaskModel(backbone_from_config(cfg["backbone"]),
                                                            task.head(cfg["num_features"])))
     learner = tasklearner(task, data, model=model, _model_config=cfg, **kwargs)
-    _load_state(learner._task_model(), weights, folder / WEIGHTS)
+    _load_state(learner.task_model(), weights, folder / WEIGHTS)
     return learner

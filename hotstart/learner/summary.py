@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 
+from ..errors import UsageError
+
 
 def _rows(model):
     import torch.nn as nn
@@ -37,11 +39,11 @@ def summary(learner, *, batch_size: int = 1, file=None) -> str:
     """Print (and return) the table; `batch_size` is the first dimension shown in the shapes."""
     from ..tasks.checks import input_shape, run_on_meta
 
-    model = learner._task_model()
+    model = learner.task_model()
     task = learner.task
     shape = input_shape(task) if task is not None else None
     if shape is None:
-        raise ValueError("summary needs a task with a fixed input shape (e.g. ImageClassificationSingle(size=...))")
+        raise UsageError("summary needs a task with a fixed input shape (e.g. ImageClassificationSingle(size=...))")
     x_shape = (batch_size, *shape)
     _, recorded = run_on_meta(model, x_shape, record=True)
     out_shapes = {name: s for name, _, s in recorded}  # the last call of each module wins

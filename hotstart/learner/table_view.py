@@ -8,8 +8,6 @@ from __future__ import annotations
 import html
 import math
 
-import torch
-
 from ..errors import UsageError
 
 
@@ -54,13 +52,10 @@ def is_table_task(task) -> bool:
 def show_table_results(learner, n: int = 9) -> ResultsTable:
     """The first `n` validation rows as given (missing cells shown as ``NA``), then ``truth``,
     ``prediction`` and, for classes, the predicted class's ``probability``."""
+    from .valid_outputs import first_valid_outputs
+
+    _, ys, out = first_valid_outputs(learner, n)
     ds = learner.valid_loader.dataset
-    n = min(n, len(ds))
-    ds.epoch = 0
-    xs, ys = zip(*(ds[i] for i in range(n)))
-    learner.model.eval()
-    with torch.no_grad(), learner.backend.autocast(), learner.model_context():
-        out = learner.model(torch.stack(xs).to(learner.device)).float().cpu()
     task = learner.task
     columns = list(task.input_block.columns) + ["truth", "prediction"]
     classes = hasattr(task, "classes")

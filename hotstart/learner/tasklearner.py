@@ -41,7 +41,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     from .compiling import maybe_compile
     from .data import TaskDataset, make_loader
     from .loop import Learner
-    from .models import TaskModel, build_backbone, num_features, timm_stats
+    from .models import TaskModel, build_backbone, check_backbone, num_features, timm_stats
     from .rng import fresh_seed, seeded_torch_rng
 
     seed = fresh_seed() if seed is None else int(seed)
@@ -49,9 +49,11 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         raise ValueError(f"batch_size must be at least 1, got {batch_size!r}")
     if backbone is not None and model is not None:
         raise ValueError("pass either backbone= (a timm name or module, the task adds its head) or model= (complete), not both")
+    if model is None:
+        check_backbone(backbone, pretrained)  # a misspelled name fails here, before any data is read
 
     if pretrained and isinstance(backbone, str) and hasattr(task, "with_stats"):
-        stats = timm_stats(backbone)
+        stats = timm_stats(backbone, getattr(task.encoded_blocks()[0], "channels", 3))
         if stats is not None:
             task = task.with_stats(*stats)
 

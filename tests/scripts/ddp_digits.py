@@ -25,6 +25,7 @@ parser.add_argument("--batch-size", type=int, default=16)
 parser.add_argument("--model", choices=["mlp", "smallcnn"], default="mlp")
 parser.add_argument("--size", type=int, default=8)
 parser.add_argument("--no-progress", action="store_true")
+parser.add_argument("--lr-find", action="store_true", help="run lr_find before the fit; report its curve")
 args = parser.parse_args()
 out = os.path.abspath(args.out)
 written = []
@@ -69,6 +70,7 @@ model = mlp(task.channels) if args.model == "mlp" else None
 milestones = Milestones()
 learner = tasklearner(task, data, model=model, seed=0, batch_size=args.batch_size, device="cpu",
                       devices=args.devices, progress=not args.no_progress, callbacks=[milestones])
+found = learner.lr_find(num_it=20) if args.lr_find else None  # restores the model: the fit is unchanged
 learner.fit_one_cycle(args.epochs, 1e-2, checkpoint_dir=os.path.join(out, "ckpt"))
 learner.save(os.path.join(out, "model"))
 print("RESULT " + json.dumps({"rank": learner.backend.global_rank, "world_size": learner.backend.world_size,
@@ -76,4 +78,5 @@ print("RESULT " + json.dumps({"rank": learner.backend.global_rank, "world_size":
                               "n_valid": len(learner.valid_loader.dataset), "n_train": len(learner.train_loader.dataset),
                               "imported": T_IMPORTED, "ready": milestones.ready, "epoch_ends": milestones.epoch_ends,
                               "iters_per_epoch": learner.n_iter, "batch_size": args.batch_size,
+                              "lr_find": None if found is None else {"losses": found.losses, "suggestion": found.suggestion},
                               "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)

@@ -63,7 +63,7 @@ class NonFiniteGuard(Callback):
 
     # --- a known-good model to go back to: the start of the fit, then each validated epoch ------
     def _remember(self, what: str):
-        state = self.learner._task_model().state_dict()
+        state = self.learner.task_model().state_dict()
         self._good = ({k: v.detach().to("cpu", copy=True) for k, v in state.items()}, what)
 
     def before_fit(self):
@@ -127,7 +127,7 @@ class NonFiniteGuard(Callback):
         # The model itself is broken (outputs not finite even in eval mode): training diverged.
         if self._good is not None:
             good, when = self._good
-            learner._task_model().load_state_dict(good)
+            learner.task_model().load_state_dict(good)
             # the optimizer's state (Adam's moments) belongs to the diverged weights: the next fit
             # starts a new one (fit rebuilds a missing optimizer)
             learner.opt = None

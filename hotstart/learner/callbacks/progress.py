@@ -1,4 +1,11 @@
-"""`Progress`: a tqdm bar per phase (notebook-aware via tqdm.auto) and a table row per epoch."""
+"""`Progress`: a tqdm bar per phase (notebook-aware via tqdm.auto) and a table row per epoch.
+
+Bars are for people watching a terminal or a notebook. Written to a file or a pipe (a log, CI,
+``| tee``), each bar refresh is a ``\r`` line that buries the result, so by default (``bars=None``)
+bars are drawn only when their stream is a terminal or the code runs in a Jupyter kernel. The
+epoch table is the result: it is written in every case (unless ``table=False``), one flushed line
+per epoch, so ``tail -f`` of a log shows each epoch as it ends.
+"""
 from __future__ import annotations
 
 import sys
@@ -9,7 +16,8 @@ from .base import Callback
 class Progress(Callback):
     order = 50  # after the recorder and metrics have filled in the epoch's numbers
 
-    def __init__(self, bars: bool = True, table: bool = True, file=None):
+    def __init__(self, bars: bool | None = None, table: bool = True, file=None):
+        """`bars`: True, False, or None (the default: only on a terminal or in a notebook)."""
         self.bars, self.table = bars, table
         self.file = file
         self._bar = None
@@ -19,7 +27,7 @@ class Progress(Callback):
         self._header_done = False
 
     def _start_bar(self, desc: str, total: int):
-        if not self.bars or not self.learner.backend.is_global_zero:
+        if not self.learner.backend.is_global_zero or not self._show_bars():
             return
         from tqdm.auto import tqdm
 
@@ -61,10 +69,30 @@ class Progress(Callback):
     def after_fit(self):
         self._close()
 
+    def _show_bars(self) -> bool:
+        if self.bars is not None:
+            return self.bars
+        return _interactive(self.file or sys.stderr)
+
     def _write(self, line: str):
         from tqdm.auto import tqdm
 
-        tqdm.write(line, file=self.file or sys.stdout)
+        out = self.file or sys.stdout
+        tqdm.write(line, file=out)
+        flush = getattr(out, "flush", None)
+        if flush is not None:
+            flush()
+
+
+def _interactive(stream) -> bool:
+    """True when `stream` is a terminal, or when running in a Jupyter kernel (which renders bars)."""
+    if "ipykernel" in sys.modules:
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
 
 
 def _fmt(v) -> str:

@@ -30,6 +30,16 @@ class Recorder(Callback):
             self.losses.append(loss)
             self.lrs.append(self.learner.opt.param_groups[-1]["lr"])
 
+    def running_sums(self) -> dict:
+        """This epoch's running loss sums and sample counts so far, as JSON ({"sum": [train, valid],
+        "n": [train, valid]}): what a checkpoint taken in the middle of an epoch must carry."""
+        return {"sum": [self._sum[True], self._sum[False]], "n": [self._n[True], self._n[False]]}
+
+    def set_running_sums(self, sums: dict) -> None:
+        """Continue an epoch from `running_sums()` (a resumed checkpoint)."""
+        self._sum = {True: float(sums["sum"][0]), False: float(sums["sum"][1])}
+        self._n = {True: int(sums["n"][0]), False: int(sums["n"][1])}
+
     def phase_loss(self, training: bool) -> float:
         """The phase's mean loss per sample, over all processes (sums and counts are added up
         across processes, so every process gets the same number)."""
