@@ -31,6 +31,9 @@ _LAZY = {
     "SupervisedTask": "hotstart.tasks",
     "ImageClassificationSingle": "hotstart.tasks",
     "ImageClassificationMulti": "hotstart.tasks",
+    "ImageSegmentation": "hotstart.tasks",
+    "ImageKeypointRegression": "hotstart.tasks",
+    "KeypointScaling": "hotstart.encodings",
     "TabularClassificationSingle": "hotstart.tasks",
     "TabularRegression": "hotstart.tasks",
     "Learner": "hotstart.learner",
@@ -41,7 +44,8 @@ _LAZY = {
     "ToDevice": "hotstart.learner",
     "callbacks": "hotstart.learner",
 }
-_SUBMODULES = {"blocks", "encodings", "tasks", "datasets", "learner", "metrics", "warmup", "compile_cache"}
+_SUBMODULES = {"blocks", "encodings", "tasks", "datasets", "learner", "metrics", "warmup", "compile_cache",
+               "interpret"}
 
 __all__ = sorted(_LAZY) + sorted(_SUBMODULES)
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import torch
 
 __all__ = ["MulticlassAccuracy", "MultilabelAccuracy", "MultilabelF1Score", "StreamingMetric", "MeanSquaredError",
-           "R2Score", "Denormalized"]
+           "R2Score", "Denormalized", "PixelAccuracy", "MeanIoU", "MeanDistance", "point_distances"]
 
 
 class StreamingMetric:
@@ -336,3 +336,165 @@ class Denormalized:
     def __repr__(self):
         out = "" if self.output is None else f", output={self.output}"
         return f"Denormalized({self.metric!r}, mean={self.mean}, std={self.std}{out})"
+
+
+# --- dense and spatial metrics: segmentation (per pixel) and keypoints --------------------------
+
+def _pixel_classes(preds, target, num_classes: int, name: str):
+    """(N, C, H, W) scores or (N, H, W) indices, and (N, H, W) targets -> flat predicted and true classes."""
+    if preds.is_floating_point() and preds.ndim == target.ndim + 1:
+        if preds.shape[1] != num_classes:
+            raise ValueError(f"{name}: preds has {preds.shape[1]} classes, expected num_classes={num_classes}")
+        preds = preds.argmax(1)
+    if preds.shape != target.shape or target.ndim < 2:
+        raise ValueError(f"{name}: preds {tuple(preds.shape)} and target {tuple(target.shape)}: expected "
+                         f"(N, {num_classes}, H, W) scores or (N, H, W) indices, and (N, H, W) targets")
+    target = target.long().reshape(-1)
+    if target.numel() and (int(target.min()) < 0 or int(target.max()) >= num_classes):
+        raise ValueError(f"{name}: target holds class indices outside 0..{num_classes - 1}")
+    return preds.long().reshape(-1), target
+
+
+class PixelAccuracy(StreamingMetric):
+    """Fraction of pixels whose top class is the target's: torchmetrics' ``MulticlassAccuracy(
+    num_classes, average="micro")`` on (N, C, H, W) scores and (N, H, W) targets."""
+
+    _states = ("correct", "total")
+
+    def __init__(self, num_classes: int):
+        if num_classes < 2:
+            raise ValueError(f"PixelAccuracy: num_classes must be >= 2, got {num_classes}")
+        self.num_classes = int(num_classes)
+        super().__init__()
+
+    def _counts(self, preds, target):
+        pred, true = _pixel_classes(preds, target, self.num_classes, "PixelAccuracy")
+        return (pred == true).sum(), torch.tensor(true.numel(), device=true.device)
+
+    def _reduce(self, correct, total):
+        return _safe_divide(correct, total)
+
+    def torchmetric(self):
+        from torchmetrics.classification import MulticlassAccuracy as TM
+
+        return TM(num_classes=self.num_classes, average="micro")
+
+    def __repr__(self):
+        return f"PixelAccuracy(num_classes={self.num_classes})"
+
+
+class MeanIoU(StreamingMetric):
+    """Intersection over union per class from a streamed confusion matrix, averaged over the
+    classes that occur in the targets or the predictions (torchmetrics'
+    ``MulticlassJaccardIndex(num_classes, average="macro")``: a class absent from both has no IoU
+    and does not count). `per_class()` gives every class's IoU (0 where undefined)."""
+
+    _states = ("confmat",)
+
+    def __init__(self, num_classes: int):
+        if num_classes < 2:
+            raise ValueError(f"MeanIoU: num_classes must be >= 2, got {num_classes}")
+        self.num_classes = int(num_classes)
+        super().__init__()
+
+    def _state_shape(self):
+        return (self.num_classes, self.num_classes)
+
+    def _counts(self, preds, target):
+        pred, true = _pixel_classes(preds, target, self.num_classes, "MeanIoU")
+        n = self.num_classes
+        return (torch.bincount(true * n + pred, minlength=n * n).reshape(n, n),)  # rows: target, cols: pred
+
+    @staticmethod
+    def _iou(confmat):
+        confmat = confmat.float()
+        num = torch.diag(confmat)
+        return _safe_divide(num, confmat.sum(0) + confmat.sum(1) - num)
+
+    def _reduce(self, confmat):
+        iou = self._iou(confmat)
+        weights = torch.ones_like(iou)
+        weights[confmat.sum(1) + confmat.sum(0) == 0] = 0.0
+        return ((weights * iou) / weights.sum()).sum()  # torchmetrics' order of operations
+
+    def per_class(self) -> torch.Tensor:
+        """IoU of each class over everything seen since `reset` (0 for a class never seen)."""
+        return self._iou(self.confmat)
+
+    def torchmetric(self):
+        from torchmetrics.classification import MulticlassJaccardIndex as TM
+
+        return TM(num_classes=self.num_classes, average="macro")
+
+    def __repr__(self):
+        return f"MeanIoU(num_classes={self.num_classes})"
+
+
+class MeanDistance(StreamingMetric):
+    """Mean Euclidean distance, in pixels of an image of `size` (H, W), between predicted and true
+    points given as (N, 2n) coordinates scaled to [-1, 1] (x, y, x, y, ...; see
+    ``encodings.KeypointScaling``). No torchmetrics class computes this; across processes
+    `torchmetric()` builds a ``torchmetrics.Metric`` with the same two sum states."""
+
+    _states = ("total", "count")
+
+    def __init__(self, size):
+        self.size = tuple(int(s) for s in size)
+        if len(self.size) != 2 or min(self.size) < 1:
+            raise ValueError(f"MeanDistance: size must be (height, width), got {size!r}")
+        super().__init__()
+
+    def reset(self):
+        self.total = torch.zeros((), dtype=torch.float64, device=self.device)
+        self.count = torch.zeros((), dtype=torch.long, device=self.device)
+
+    def _counts(self, preds, target):
+        if preds.shape != target.shape or preds.ndim != 2 or preds.shape[1] % 2:
+            raise ValueError(f"MeanDistance: preds {tuple(preds.shape)} and target {tuple(target.shape)} "
+                             f"must both be (N, 2 * points)")
+        return _point_distances(preds, target, self.size)
+
+    def _reduce(self, total, count):
+        return (total / count.clamp(min=1)).float()
+
+    def torchmetric(self):
+        return _torchmetrics_mean_distance(self.size)
+
+    def __repr__(self):
+        return f"MeanDistance(size={self.size})"
+
+
+def point_distances(preds, target, size) -> torch.Tensor:
+    """(N, n) distances in pixels between (N, 2n) scaled points (half a side per unit of scale)."""
+    h, w = size
+    scale = torch.tensor([w / 2.0, h / 2.0], dtype=torch.float64, device=preds.device)
+    d = (preds.double() - target.double()).reshape(len(preds), -1, 2) * scale
+    return d.pow(2).sum(-1).sqrt()
+
+
+def _point_distances(preds, target, size):
+    d = point_distances(preds, target, size)
+    return d.sum(), torch.tensor(d.numel(), device=preds.device)
+
+
+def _torchmetrics_mean_distance(size):
+    from torchmetrics import Metric
+
+    class MeanDistanceTM(Metric):
+        full_state_update = False
+
+        def __init__(self):
+            super().__init__()
+            self.size = size
+            self.add_state("total", default=torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
+            self.add_state("count", default=torch.zeros((), dtype=torch.long), dist_reduce_fx="sum")
+
+        def update(self, preds, target):
+            total, count = _point_distances(preds, target, self.size)
+            self.total += total
+            self.count += count
+
+        def compute(self):
+            return (self.total / self.count.clamp(min=1)).float()
+
+    return MeanDistanceTM()

@@ -206,7 +206,8 @@ def test_keypoints_in_validation_scale_with_the_resize():
     image, _ = _half_white(20, 40)
     kps = np.array([[10.0, 4.0], [30.0, 18.0]], np.float32)
     _, k = ProjectiveTransforms((10, 10)).encode_sample([Image(), Keypoints(2)], [image, kps], "validation")
-    np.testing.assert_allclose(k.numpy(), kps * np.array([10 / 40, 10 / 20], np.float32))
+    # pixel (i, j) is centred at (i, j): a resize by r maps x to (x + 0.5) * r - 0.5
+    np.testing.assert_allclose(k.numpy(), (kps + 0.5) * np.array([10 / 40, 10 / 20], np.float32) - 0.5, atol=1e-5)
 
 
 # --- explicit randomness ------------------------------------------------------------------

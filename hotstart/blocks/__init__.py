@@ -6,10 +6,12 @@ Every block has ``check(value) -> bool``, ``validate(value)`` (raises a clear er
 """
 from .base import Block, BlockValueError
 from .encoded import ClassIndex, ImageTensor, OneHotTensor
+from .encoded_spatial import KeypointTensor
 from .image import Image
 from .label import Label, LabelMulti
 from .spatial import Continuous, Keypoints, Mask
 from .table import TableRow, TableTensor
 
 __all__ = ["Block", "BlockValueError", "Image", "Label", "LabelMulti", "Mask", "Keypoints",
-           "Continuous", "ImageTensor", "ClassIndex", "OneHotTensor", "TableRow", "TableTensor"]
+           "Continuous", "ImageTensor", "ClassIndex", "OneHotTensor", "TableRow", "TableTensor",
+           "KeypointTensor"]

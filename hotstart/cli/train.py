@@ -4,6 +4,8 @@
     python -m hotstart train photos/ --backbone resnet18 --size 128 128 --epochs 5 --out runs/photos
     python -m hotstart train table.csv --path-col file --label-col tags --label-sep " "
     python -m hotstart train table.csv --task tabular --target price    # a table's own columns
+    python -m hotstart train --task segmentation     # digits-segmentation; or PATH with images/ masks/ --classes
+    python -m hotstart train --task keypoints        # discs; or a CSV with --path-col --point-cols x0,y0
     python -m hotstart train --devices 2 --checkpoint-dir runs/ckpt   # 2 processes (DDP), checkpoints
     python -m hotstart train --devices 2 --resume runs/ckpt           # continue after a kill
 
@@ -46,8 +48,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
     t.add_argument("--allow-outside", action="store_true",
                    help="CSV: allow absolute paths and paths outside the table's folder")
-    t.add_argument("--task", choices=["image", "tabular"], default=None,
-                   help="image (default) or tabular: predict a CSV column from the others (see --target)")
+    t.add_argument("--task", choices=["image", "classification", "tabular", "segmentation", "keypoints"], default=None,
+                   help="image / classification (default): a label per image; tabular: predict a CSV column from the "
+                        "others (see --target); segmentation: a class per pixel (PATH holds images/ and masks/, "
+                        "with --classes; default data: digits-segmentation); keypoints: points (PATH is a CSV with "
+                        "--point-cols; default data: discs)")
+    t.add_argument("--classes", default=None, help="segmentation: comma-separated class names, mask value order")
+    t.add_argument("--point-cols", default=None, help="keypoints CSV: comma-separated x0,y0,x1,y1,... columns")
     t.add_argument("--target", default=None,
                    help="tabular: the column to predict (implies --task tabular); without PATH, the built-in penguins")
     t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
@@ -94,6 +101,9 @@ def load_data(args):
     from .. import datasets
     from ..errors import UsageError
 
+    task = getattr(args, "task", None)
+    if task in ("segmentation", "keypoints"):
+        return _load_spatial_data(args, task)
     if args.path is None:
         data, blocks = datasets.load("digits")
         return data, blocks, "digits"
@@ -108,6 +118,45 @@ def load_data(args):
     else:
         raise UsageError(f"{path}: expected a folder of class folders or a .csv table")
     return data, blocks, str(path)
+
+
+def _load_spatial_data(args, task: str):
+    """Segmentation: PATH/images + PATH/masks (paired by stem) and --classes; keypoints: a CSV
+    with --path-col and --point-cols. Without PATH: digits-segmentation or discs."""
+    from .. import datasets
+    from ..errors import UsageError
+
+    if args.path is None:
+        name = "digits-segmentation" if task == "segmentation" else "discs"
+        data, blocks = datasets.load(name)
+        return data, blocks, name
+    path = Path(args.path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if task == "segmentation":
+        if not args.classes:
+            raise UsageError("--task segmentation with a PATH needs --classes name0,name1,... (mask value order)")
+        data, blocks = datasets.SegmentationFolders(path / "images", path / "masks", args.classes.split(","))
+    else:
+        if not args.point_cols:
+            raise UsageError("--task keypoints with a PATH needs --point-cols x0,y0,...")
+        data, blocks = datasets.KeypointTable(path, args.path_col, args.point_cols.split(","))
+    return data, blocks, str(path)
+
+
+def _make_task(args, blocks, builtin: bool):
+    from ..blocks import LabelMulti
+    from ..tasks import ImageClassificationMulti, ImageClassificationSingle, ImageKeypointRegression, ImageSegmentation
+
+    kind = getattr(args, "task", None) or "classification"
+    size = tuple(args.size) if args.size else ((32, 32) if builtin else (128, 128))
+    augment = {"flip": 0.0} if ((builtin and kind != "keypoints") or args.no_flip) else True
+    if kind == "segmentation":
+        return ImageSegmentation(blocks, size=size, augment=augment)
+    if kind == "keypoints":
+        return ImageKeypointRegression(blocks, size=size, augment=augment)
+    task_cls = ImageClassificationMulti if isinstance(blocks[1], LabelMulti) else ImageClassificationSingle
+    return task_cls(blocks, size=size, augment=augment)
 
 
 def run(args) -> int:
@@ -157,18 +206,13 @@ def check_arguments(args) -> None:
 
 def build_learner(args):
     """The data, the task and the learner that the arguments describe (no training)."""
-    from ..blocks import LabelMulti
     from ..learner import tasklearner
-    from ..tasks import ImageClassificationMulti, ImageClassificationSingle
 
     data, blocks, name = load_data(args)
-    digits = args.path is None
-    size = tuple(args.size) if args.size else ((32, 32) if digits else (128, 128))
-    augment = {"flip": 0.0} if (digits or args.no_flip) else True
-    task_cls = ImageClassificationMulti if isinstance(blocks[1], LabelMulti) else ImageClassificationSingle
-    task = task_cls(blocks, size=size, augment=augment)
+    task = _make_task(args, blocks, builtin=args.path is None)
     if not args.quiet and _first_process():
-        print(f"data: {name}, {len(data[0])} samples, {len(task.classes)} classes; task:")
+        what = f"{len(task.classes)} classes" if hasattr(task, "classes") else f"{task.n} point(s)"
+        print(f"data: {name}, {len(data[0])} samples, {what}; task:")
         task.describe()
     callbacks = [] if (args.quiet or not args.no_progress) else [_progress(bars=False)]
     return tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,

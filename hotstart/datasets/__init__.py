@@ -4,6 +4,9 @@
     data, blocks = datasets.load("digits")           # built in: 1,797 8x8 digits, no network
     data, blocks = datasets.ImageFolders("path/")    # path/<class>/*.jpg or path/{train,valid,test}/<class>/
     data, blocks = datasets.ImageTable("labels.csv", "file", "label")
+    data, blocks = datasets.SegmentationFolders("images/", "masks/", classes)   # paired by file stem
+    data, blocks = datasets.KeypointTable("points.csv", "file", ["x0", "y0"])
+    data, blocks = datasets.load("digits-segmentation")   # also "shapes" (masks), "discs" (keypoints)
     data, blocks = datasets.load("penguins", target="species")   # a table, built in
     data, blocks = datasets.TableData("table.csv", target="price")   # a CSV or a pandas DataFrame
 
@@ -22,6 +25,7 @@ from .download import data_dir, download, extract
 from .errors import ChecksumError, DatasetError, ImageLoadError
 from .images import load_image
 from .recipes import IMAGE_EXTENSIONS, ImageFolders, ImageTable, list_images
+from .spatial_recipes import KeypointTable, SegmentationFolders, load_mask
 from .registry import Entry, Registry, catalog, fetch, load, register, unregister
 from .tabular import TableData
 
@@ -29,4 +33,5 @@ __all__ = ["Data", "Samples", "mapobs", "Subset", "SampleField", "as_data", "spl
            "source_index", "reads_whole_samples", "load_image",
            "ImageLoadError", "ImageFolders", "ImageTable", "load", "catalog", "register", "unregister",
            "download", "extract", "fetch", "DatasetError", "ChecksumError", "Registry", "Entry",
-           "data_dir", "list_images", "IMAGE_EXTENSIONS", "TableData"]
+           "data_dir", "list_images", "IMAGE_EXTENSIONS", "TableData", "SegmentationFolders", "KeypointTable",
+           "load_mask"]

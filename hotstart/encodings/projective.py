@@ -5,6 +5,10 @@ values are wrapped as ``tv_tensors`` (Image, Mask, KeyPoints) and each goes thro
 ``transforms.v2.functional`` call with the same parameters, so torchvision picks the right kernel
 for each kind (nearest-neighbour for masks, coordinate maps for keypoints).
 
+Keypoints are (x, y) pixel coordinates with pixel (column i, row j) centred at (i, j). Inside,
+they are shifted by half a pixel so that every torchvision kernel maps them exactly as it maps
+the image (its keypoint flip assumes pixel centres, its resize and rotation pixel edges).
+
 The random parameters are drawn here from the ``numpy.random.Generator`` passed in, never from
 torch's global RNG (which torchvision's random transform classes would use). In validation and
 inference the pipeline is a deterministic resize to `size`.
@@ -89,7 +93,9 @@ class ProjectiveTransforms(Encoding):
                 if canvas is None:
                     raise ValueError("Keypoints need an Image or Mask in the same sample to define their canvas")
                 blocks[i].validate(values[i])
-                pts = torch.as_tensor(np.asarray(values[i], dtype=np.float32))
+                # + 0.5: to pixel-edge coordinates, where torchvision's resize, crop and rotate
+                # kernels are exact (pixel centres at i + 0.5); undone below
+                pts = torch.as_tensor(np.asarray(values[i], dtype=np.float32)) + 0.5
                 wrapped[i] = tv_tensors.KeyPoints(pts, canvas_size=canvas)
 
         items = [wrapped[i] for i in spatial]
@@ -98,12 +104,12 @@ class ProjectiveTransforms(Encoding):
                 raise ValueError("ProjectiveTransforms needs an rng (numpy.random.Generator) to augment in training")
             items = self._augment(items, canvas, rng)
         else:
-            items = [F.resize(t, list(self.size), antialias=True) for t in items]
+            items = [F.resize(t, list(self.size), antialias=True, **_resample(t)) for t in items]
 
         out = list(values)
         for i, t in zip(spatial, items):
             plain = t.as_subclass(torch.Tensor)
-            out[i] = plain.to(torch.float32) if isinstance(blocks[i], Keypoints) else plain
+            out[i] = plain.to(torch.float32) - 0.5 if isinstance(blocks[i], Keypoints) else plain
         return out
 
     # --- augmentation: parameters from rng, kernels from torchvision ---------------------------
@@ -113,9 +119,15 @@ class ProjectiveTransforms(Encoding):
 
         o = self.options
         top, left, h, w = _random_resized_crop_params(canvas, o["scale"], o["ratio"], rng)
-        items = [F.resized_crop(t, top, left, h, w, list(self.size), antialias=True) for t in items]
+        # masks: crop, then resize with nearest-exact (torchvision's resized_crop of a mask ignores `interpolation`)
+        items = [F.resize(F.crop(t, top, left, h, w), list(self.size), antialias=True, **_resample(t))
+                 if isinstance(t, tv_tensors.Mask) else F.resized_crop(t, top, left, h, w, list(self.size), antialias=True)
+                 for t in items]
         if rng.random() < o["flip"]:
-            items = [F.horizontal_flip(t) for t in items]
+            # torchvision flips keypoints as pixel centres (x -> W - 1 - x); in edge coordinates
+            # the mirror image of x is W - x, hence the + 1
+            items = [_flip_edge_keypoints(t) if isinstance(t, tv_tensors.KeyPoints) else F.horizontal_flip(t)
+                     for t in items]
         if o["max_rotate"] > 0:
             angle = float(rng.uniform(-o["max_rotate"], o["max_rotate"]))
             items = [F.rotate(t, angle) for t in items]
@@ -125,6 +137,25 @@ class ProjectiveTransforms(Encoding):
             items = [F.adjust_contrast(F.adjust_brightness(t, brightness), contrast)
                      if isinstance(t, tv_tensors.Image) else t for t in items]
         return items
+
+
+def _resample(t) -> dict:
+    """Masks: nearest-exact, which samples at pixel centres as the image's bilinear kernel does
+    (torchvision's default "nearest" for masks is shifted by up to half a pixel against the image)."""
+    from torchvision import tv_tensors
+    from torchvision.transforms import InterpolationMode
+
+    return {"interpolation": InterpolationMode.NEAREST_EXACT} if isinstance(t, tv_tensors.Mask) else {}
+
+
+def _flip_edge_keypoints(points):
+    import torchvision.transforms.v2.functional as F
+    from torchvision import tv_tensors
+
+    import torch
+
+    flipped = F.horizontal_flip(points).as_subclass(torch.Tensor)
+    return tv_tensors.wrap(flipped + flipped.new_tensor([1.0, 0.0]), like=points)
 
 
 def _random_resized_crop_params(canvas, scale, ratio, rng):

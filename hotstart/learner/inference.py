@@ -22,6 +22,9 @@ def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
     learner.model.eval()
     with torch.no_grad(), learner.backend.autocast(), learner.model_context():
         out = learner.model(x.unsqueeze(0).to(learner.device))
+    decode = getattr(learner.task, "decode_prediction", None)  # back to the given image's size, where it matters
+    if decode is not None:
+        return decode(out[0].float().cpu(), raw_input)
     return learner.task.decode_output(out[0].float().cpu())
 
 
@@ -63,3 +66,42 @@ def get_preds(learner, loader=None):
                 preds.append(act(learner.model(xb).float()).cpu())
             targets.append(yb.cpu())
     return torch.cat(preds), torch.cat(targets)
+
+
+class InputDataset(torch.utils.data.Dataset):
+    """Raw inputs (no targets) encoded as in inference: what `Learner.test_loader` batches."""
+
+    def __init__(self, task, items):
+        self.task, self.items = task, items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        try:
+            return self.task.encode_input(self.items[i])
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"item {i}: {e}") from e
+
+
+def test_loader(learner, items, batch_size: int | None = None):
+    """A DataLoader over new, unlabelled raw inputs (fastai's ``test_dl``), in order."""
+    if learner.task is None:
+        raise ValueError("test_loader needs the learner's task (build it with tasklearner)")
+    if batch_size is None:
+        batch_size = getattr(learner.valid_loader, "batch_size", None) or 64
+    return torch.utils.data.DataLoader(InputDataset(learner.task, items), batch_size=int(batch_size), shuffle=False)
+
+
+def predict_items(learner, items, batch_size: int | None = None) -> torch.Tensor:
+    """Probabilities (the task's activation of the outputs) for raw inputs, in order."""
+    loader = test_loader(learner, items, batch_size)
+    learner._setup()
+    learner.model.eval()
+    act = getattr(learner.task, "activation", lambda o: o)
+    preds = []
+    with torch.no_grad(), seeded_torch_rng(learner.seed), learner.model_context():
+        for xb in loader:
+            with learner.backend.autocast():
+                preds.append(act(learner.model(xb.to(learner.device)).float()).cpu())
+    return torch.cat(preds)

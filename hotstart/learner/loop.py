@@ -398,11 +398,26 @@ class Learner:
 
         return predict(self, raw_input)
 
-    def get_preds(self, loader=None):
-        """(probabilities, encoded targets) over the validation set, in order."""
-        from .inference import get_preds
+    def get_preds(self, loader=None, *, items=None):
+        """(probabilities, encoded targets) over the validation set, in order; with ``items=``
+        (new raw inputs, unlabelled) ``(probabilities, None)``."""
+        from .inference import get_preds, predict_items
 
+        if items is not None:
+            return predict_items(self, items), None
         return get_preds(self, loader)
+
+    def test_loader(self, items, batch_size: int | None = None):
+        """A loader over new raw inputs, encoded as in inference (fastai's ``test_dl``)."""
+        from .inference import test_loader
+
+        return test_loader(self, items, batch_size)
+
+    def tta(self, n: int = 4, *, loader=None, beta: float = 0.25, verbose: bool = True):
+        """Test-time augmentation: predictions averaged over `n` augmented views (see learner/tta.py)."""
+        from .tta import tta
+
+        return tta(self, n=n, loader=loader, beta=beta, verbose=verbose)
 
     # --- saving and showing ---------------------------------------------------------------
     def save(self, path) -> "Any":
@@ -430,6 +445,12 @@ class Learner:
         from .summary import summary
 
         return summary(self, **kwargs)
+
+    def show_batch(self, n: int = 9, **kwargs):
+        """Training samples, augmented as the model sees them, decoded for display (a Figure)."""
+        from .plots import show_batch
+
+        return show_batch(self, n=n, **kwargs)
 
     def show_results(self, n: int = 9, **kwargs):
         from .plots import show_results

@@ -1,44 +1,152 @@
-"""Plots with matplotlib: predictions on validation samples, and the loss curves."""
+"""Plots with matplotlib: training samples, predictions beside the truth, and the loss curves.
+
+Every function returns its ``Figure`` and never calls ``plt.show()`` (a notebook shows a returned
+figure; a script saves it). What a panel shows follows from the task's target block, decoded
+back from the encoded sample: a label is a title, a `Mask` a colour overlay (background, class
+0, transparent), `Keypoints` markers.
+"""
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 
-def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
-    """A grid of validation inputs titled ``target / prediction`` (green when right).
+# --- drawing one sample ------------------------------------------------------------------------
 
-    For table tasks: a `ResultsTable` of validation rows with truth and prediction (see table_view.py).
+def _as_numpy(value):
+    return value.detach().cpu().numpy() if torch.is_tensor(value) else np.asarray(value)
+
+
+def draw_image(ax, img):
+    ax.imshow(img, cmap="gray" if getattr(img, "mode", "") == "L" else None, vmin=0, vmax=255)
+    ax.axis("off")
+
+
+def draw_mask(ax, mask, num_classes: int, alpha: float = 0.5):
+    """Overlay a class-index mask: one colour per class, class 0 (background) left transparent."""
+    import matplotlib.pyplot as plt
+
+    mask = _as_numpy(mask).astype(np.int64)
+    cmap = plt.get_cmap("tab20", max(num_classes, 2))
+    rgba = cmap(mask % cmap.N)
+    rgba[..., 3] = np.where(mask > 0, alpha, 0.0)
+    ax.imshow(rgba, interpolation="nearest")
+
+
+def draw_points(ax, points, color="lime", marker="o", label=None):
+    pts = _as_numpy(points).reshape(-1, 2)
+    edge = {} if marker in ("x", "+", "1", "2", "3", "4") else {"edgecolors": "black", "linewidths": 0.5}
+    ax.scatter(pts[:, 0], pts[:, 1], s=40, c=color, marker=marker, label=label, **edge)
+
+
+def _kind(task) -> str:
+    from ..blocks import Keypoints, Mask
+
+    target = task.target_block
+    return "mask" if isinstance(target, Mask) else "points" if isinstance(target, Keypoints) else "label"
+
+
+def draw_sample(ax, task, img, target, title=None, color="black"):
+    """An image with its (decoded) target drawn the way the task's target block is shown."""
+    draw_image(ax, img)
+    kind = _kind(task)
+    if kind == "mask":
+        draw_mask(ax, target, len(task.target_block.classes))
+    elif kind == "points":
+        draw_points(ax, target)
+    elif title is None:
+        title = str(target)
+    if title is not None:
+        ax.set_title(title, color=color, fontsize=10)
+
+
+def _grid(n: int, ncols: int, figsize=None, panel: float = 3.0):
+    import matplotlib.pyplot as plt
+
+    ncols = max(1, min(ncols, n))
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (panel * ncols, panel * nrows), squeeze=False)
+    for ax in axes.flat[n:]:
+        fig.delaxes(ax)  # no empty panels: the figure has exactly n
+    return fig, list(axes.flat[:n])
+
+
+# --- views --------------------------------------------------------------------------------------
+
+def show_batch(learner, n: int = 9, *, ncols: int = 3, figsize=None):
+    """`n` training samples as the model sees them (augmented), decoded back for display."""
+    if learner.task is None or learner.train_loader is None:
+        raise ValueError("show_batch needs the learner's task and training data")
+    from .table_view import is_table_task
+
+    if is_table_task(learner.task):
+        raise TypeError("show_batch draws images; a table task's rows are shown by show_results (a ResultsTable)")
+    ds = learner.train_loader.dataset
+    n = min(int(n), len(ds))
+    task = learner.task
+    fig, axes = _grid(n, ncols, figsize)
+    for i, ax in enumerate(axes):
+        x, y = ds[i]
+        draw_sample(ax, task, task.decode_input(x), task.decode_target(y))
+    fig.tight_layout()
+    return fig
+
+
+def _validation_predictions(learner, n: int):
+    if learner.valid_loader is None:
+        raise ValueError("show_results: this learner has no validation data (it was loaded for prediction only); "
+                         "load it with data (load_learner(path, data=...)) or use predict() on raw inputs")
+    ds = learner.valid_loader.dataset
+    n = min(int(n), len(ds))
+    ds.epoch = 0
+    xs, ys = zip(*(ds[i] for i in range(n)))
+    learner._setup()
+    learner.model.eval()
+    with torch.no_grad(), learner.backend.autocast(), learner.model_context():
+        out = learner.model(torch.stack(xs).to(learner.device)).float().cpu()
+    return xs, ys, out
+
+
+def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
+    """Validation samples, prediction beside the truth.
+
+    Labels: `n` panels titled ``target / prediction`` (green when right). Masks: `n` rows of two
+    panels, truth then prediction (2n panels). Keypoints: `n` panels with the true points (green
+    circles) and the predicted ones (red crosses), titled with the mean error in pixels.
     """
     if learner.task is None:
         raise ValueError("show_results needs the learner's task")
     from .table_view import is_table_task, show_table_results
 
-    if is_table_task(learner.task):
+    if is_table_task(learner.task):  # table tasks: a ResultsTable of rows (see table_view.py)
         return show_table_results(learner, n)
-    if learner.valid_loader is None:
-        raise ValueError("show_results: this learner has no validation data (it was loaded for prediction only); "
-                         "load it with data (load_learner(path, data=...)) or use predict() on raw inputs")
-    import matplotlib.pyplot as plt
-
-    ds = learner.valid_loader.dataset
-    n = min(n, len(ds))
-    ds.epoch = 0
-    xs, ys = zip(*(ds[i] for i in range(n)))
-    learner.model.eval()
-    with torch.no_grad(), learner.backend.autocast(), learner.model_context():
-        out = learner.model(torch.stack(xs).to(learner.device)).float().cpu()
-    nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (3 * ncols, 3 * nrows), squeeze=False)
-    for ax in axes.flat:
-        ax.axis("off")
-    for ax, x, y, o in zip(axes.flat, xs, ys, out):
-        img = learner.task.decode_input(x)
-        target = learner.task.decode_target(y)
-        pred, _ = learner.task.decode_output(o)
-        ax.imshow(img, cmap="gray" if getattr(img, "mode", "") == "L" else None)
-        ax.set_title(f"{target} / {pred}", color="green" if pred == target else "red", fontsize=10)
+    task = learner.task
+    xs, ys, out = _validation_predictions(learner, n)
+    kind = _kind(task)
+    if kind == "mask":
+        fig, axes = _grid(2 * len(xs), 2, figsize, panel=2.5)
+        for k, (x, y, o) in enumerate(zip(xs, ys, out)):
+            img = task.decode_input(x)
+            pred, _ = task.decode_output(o)
+            draw_sample(axes[2 * k], task, img, task.decode_target(y), title="truth")
+            draw_sample(axes[2 * k + 1], task, img, pred, title="prediction")
+    else:
+        fig, axes = _grid(len(xs), ncols, figsize)
+        for ax, x, y, o in zip(axes, xs, ys, out):
+            img = task.decode_input(x)
+            target = task.decode_target(y)
+            pred, _ = task.decode_output(o)
+            if kind == "points":
+                draw_image(ax, img)
+                draw_points(ax, target, color="lime", marker="o")
+                draw_points(ax, pred, color="red", marker="x")
+                err = float(np.linalg.norm(np.asarray(pred) - np.asarray(target), axis=1).mean())
+                ax.set_title(f"error {err:.2f} px", fontsize=10)
+            else:
+                draw_sample(ax, task, img, target, title=f"{target} / {pred}",
+                            color="green" if pred == target else "red")
     fig.tight_layout()
     return fig
 

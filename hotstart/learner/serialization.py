@@ -144,7 +144,11 @@ def load_learner(path, data=None, *, model=None, **kwargs):
     where = folder / TASK
     task = _rebuild("task", where, lambda: SupervisedTask.from_dict(meta["task"]))
     cfg = meta["model"]
-    if model is None:
+    if model is None and cfg.get("kind") == "unet":
+        from .unet import unet_from_config
+
+        model = _rebuild("model", where, lambda: unet_from_config(cfg))
+    elif model is None:
         model = _rebuild("model", where, lambda: TaskModel(backbone_from_config(cfg["backbone"]),
                                                            task.head(cfg["num_features"])))
     learner = tasklearner(task, data, model=model, _model_config=cfg, **kwargs)

@@ -69,7 +69,11 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
 
     with seeded_torch_rng(seed):  # timm's init draws from torch's global RNG: give it a private one
         tabular = _tabular_options(task, backbone, layers, ps, emb_drop)
-        if model is None and tabular is not None:
+        if model is None and getattr(task, "model_kind", None) == "unet":  # dense output: encoder + decoder
+            from .unet import build_unet
+
+            model, model_config = build_unet(task, backbone, in_chans=in_chans, size=size, pretrained=pretrained)
+        elif model is None and tabular is not None:
             from .tabular_model import build_tabular_backbone
 
             net, backbone_cfg = build_tabular_backbone(encoded_input, **tabular)

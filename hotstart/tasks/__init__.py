@@ -1,7 +1,9 @@
 """Tasks: blocks + encodings, from which head, loss, metrics and mocks follow."""
 from .base import SupervisedTask
 from .classification import ImageClassificationMulti, ImageClassificationSingle
+from .keypoints import ImageKeypointRegression
+from .segmentation import ImageSegmentation
 from .tabular import TabularClassificationSingle, TabularRegression
 
 __all__ = ["SupervisedTask", "ImageClassificationSingle", "ImageClassificationMulti", "TabularClassificationSingle",
-           "TabularRegression"]
+           "TabularRegression", "ImageSegmentation", "ImageKeypointRegression"]

@@ -105,7 +105,37 @@ def builtin_workloads(cuda: bool | None = None) -> list[Workload]:
         # mock rows with missing values and unseen categories, embeddings, BatchNorm, MLP).
         out.append(Workload(f"tabular-mlp-{dev}", _tabular, device=dev, compile=False, size=(1, 1),
                             description="TabularClassificationSingle, 3 categorical + 4 continuous columns"))
+        out += _spatial_workloads(dev)
     return out
+
+
+def _spatial_workloads(dev: str) -> list[Workload]:
+    """Segmentation (U-Net on the small CNN's stages) and keypoints, at the CLI's 32x32 defaults.
+
+    Not compiled: the manifest key names backbone, channels and size but not the model kind, so a
+    compiled U-Net encoder would mark the same-named classifier configuration warm. These run
+    the whole path (mocks, encodings, model, loss, metrics) eagerly; compile them once the key
+    says what kind of model it is.
+    """
+    return [Workload(f"segmentation-smallcnn-32-{dev}", _segmentation, size=(32, 32), device=dev, compile=False,
+                     description="ImageSegmentation, grayscale 32x32, 11 classes (train --task segmentation)"),
+            Workload(f"keypoints-smallcnn-32-{dev}", _keypoints, size=(32, 32), device=dev, compile=False,
+                     description="ImageKeypointRegression, grayscale 32x32, 1 point (train --task keypoints)")]
+
+
+def _segmentation():
+    from ..blocks import Image, Mask
+    from ..tasks import ImageSegmentation
+
+    classes = ["background"] + [str(d) for d in range(10)]
+    return ImageSegmentation((Image(channels=1), Mask(classes)), size=(32, 32), augment={"flip": 0.0})
+
+
+def _keypoints():
+    from ..blocks import Image, Keypoints
+    from ..tasks import ImageKeypointRegression
+
+    return ImageKeypointRegression((Image(channels=1), Keypoints(1)), size=(32, 32))
 
 
 def _single_rgb():
