@@ -152,3 +152,32 @@ def test_torchrun_environment_sizes_the_run(monkeypatch):
     assert launched_processes() == (4, 2)
     monkeypatch.setenv("SLURM_JOB_NAME", "bash")  # an interactive allocation: not launched by srun for us
     assert launched_processes() is None
+
+
+def test_launch_detection_agrees_with_fabric_and_a_plain_run_does_not_import_it(monkeypatch):
+    """torchrun / SLURM are recognised exactly when Fabric's cluster environments say so (a job
+    without SLURM_JOB_NAME too), and a plain one-process run never imports lightning_fabric."""
+    from lightning_fabric.plugins.environments import SLURMEnvironment, TorchElasticEnvironment
+
+    from hotstart.learner.backend import launched_processes
+
+    for k in ("TORCHELASTIC_RUN_ID", "LOCAL_WORLD_SIZE", "WORLD_SIZE", "SLURM_NTASKS", "SLURM_JOB_NAME",
+              "SLURM_NTASKS_PER_NODE", "SLURM_NNODES"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("SLURM_NTASKS", "4")
+    monkeypatch.setenv("SLURM_NTASKS_PER_NODE", "4")
+    assert SLURMEnvironment.detect() and launched_processes() == (4, 1)  # srun sets no job name here
+    monkeypatch.setenv("SLURM_JOB_NAME", "interactive")
+    assert not SLURMEnvironment.detect() and launched_processes() is None
+    monkeypatch.delenv("SLURM_NTASKS")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # without torchrun's run id: not a torchrun launch
+    assert not TorchElasticEnvironment.detect() and launched_processes() is None
+
+    code = ("import sys; from hotstart.learner.backend import launched_processes, make_backend; "
+            "assert launched_processes() is None; make_backend(); "
+            "assert 'lightning_fabric' not in sys.modules, 'imported'")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "TORCHELASTIC", "WORLD_SIZE"))}
+    env["PYTHONPATH"] = str(Path(__file__).parents[1])
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
