@@ -70,7 +70,7 @@ class Predictor:
         try:
             session = ort.InferenceSession(path, opts, providers=list(providers or ["CPUExecutionProvider"]))
         except Exception as e:  # onnxruntime raises its own exception types
-            raise ValueError(f"{path}: onnxruntime cannot load it: {e}") from None
+            raise ValueError(f"{path}: onnxruntime cannot load it: {e}") from e
         return cls(session, read_metadata(session.get_modelmeta().custom_metadata_map, path), path)
 
     @property

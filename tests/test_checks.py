@@ -117,3 +117,39 @@ def test_summary_of_resnet50_at_224_runs_on_meta(digits_small):
     assert calls and set(calls) == {"meta"}
     assert "backbone.layer4.2 (Bottleneck)               1 x 2048 x 7 x 7" in text
     assert f"Total params: {sum(p.numel() for p in learner.model.parameters()):,}" in text
+
+
+class DataDependent(nn.Module):
+    """A valid model whose forward cannot run on meta tensors (`.item()` on an activation)."""
+
+    def __init__(self, outputs):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.AdaptiveAvgPool2d(1),
+                                  nn.Flatten(), nn.Linear(4, outputs))
+
+    def forward(self, x):
+        if x.abs().max().item() > 1e6:
+            x = x.clamp(-1e6, 1e6)
+        return self.body(x)
+
+
+def test_a_model_that_cannot_run_on_meta_is_checked_by_one_real_forward(task16, data_never_read):
+    from hotstart import tasklearner
+    from hotstart.tasks.checks import ModelTaskMismatch
+
+    model = DataDependent(10).train()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    learner = tasklearner(task16, None, model=model, seed=0, progress=False)
+    assert learner.model is model
+    assert task16.check(model) == {"input": (2, 1, 16, 16), "output": (10,)}
+    assert model.training and all(m.training for m in model.modules())  # mode restored
+    after = model.state_dict()  # eval mode + no_grad: BatchNorm's running stats untouched
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert not any(m._forward_pre_hooks for m in model.modules())  # layer-naming hooks removed
+    # a real shape mismatch is still caught by that forward pass, before any data is read
+    with pytest.raises(ModelTaskMismatch, match=r"outputs \(7,\).*needs \(10,\)"):
+        tasklearner(task16, data_never_read, model=DataDependent(7), progress=False)
+    wrong_channels = DataDependent(10)
+    wrong_channels.body[0] = nn.Linear(8, 4)  # no conv first: only the forward pass can tell
+    with pytest.raises(ModelTaskMismatch, match=r"fails on .*\(2, 1, 16, 16\) in layer body.0"):
+        task16.check(wrong_channels)

@@ -256,3 +256,28 @@ def test_ctrl_c_writes_the_finished_epochs_and_exits_130(tmp_path, tiny_folder):
 
     learner = hotstart.load_learner(out / "model")
     assert learner.task.classes == ["dark", "light"]
+
+
+@pytest.mark.parametrize("content", ["junk", "not hotstart"])
+def test_predict_a_damaged_or_foreign_onnx_is_one_error_line(tmp_path, capsys, content):
+    from PIL import Image
+
+    model = tmp_path / "model.onnx"
+    if content == "junk":
+        model.write_bytes(b"this is not a protobuf\x00\xff")
+    else:  # a valid ONNX model without hotstart's metadata
+        import onnx
+        from onnx import TensorProto, helper
+
+        graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    img = tmp_path / "img.png"
+    Image.new("L", (8, 8)).save(img)
+    assert main(["predict", str(model), str(img)]) == 1
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {model}: "), err
+    assert "Traceback" not in err
+    assert ("cannot load" if content == "junk" else "not a hotstart export") in lines[0]

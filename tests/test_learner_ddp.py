@@ -89,6 +89,34 @@ def test_two_processes_on_digits(tmp_path, digits):
     assert acc_ddp >= 0.9
 
 
+@pytest.mark.slow
+def test_a_nan_loss_on_one_rank_stops_every_rank():
+    """Rank 1's loss alone turns NaN (a training batch, then a validation batch): both ranks raise
+    NonFiniteLossError together, instead of rank 0 waiting forever in the next all-reduce."""
+    script = Path(__file__).parent / "scripts" / "ddp_nan.py"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+    env.pop("WORLD_SIZE", None)
+    env.pop("LOCAL_RANK", None)
+    proc = subprocess.Popen([sys.executable, str(script), "--devices", "2"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)  # the launcher and the process it re-launched
+        out, err = proc.communicate()
+        pytest.fail("a rank hung after another one's NaN loss:\n" + out[-2000:] + err[-2000:])
+    assert proc.returncode == 0, out[-3000:] + err[-3000:]
+    results = sorted((json.loads(line[len("RESULT "):]) for line in out.splitlines() if line.startswith("RESULT ")),
+                     key=lambda r: r["rank"])
+    assert [r["rank"] for r in results] == [0, 1], out[-3000:] + err[-3000:]
+    r0, r1 = results
+    assert r1["errors"]["train"].startswith("loss is nan at epoch 0, training batch 3")
+    assert r0["errors"]["train"].startswith("loss is not finite on another process (this is rank 0")
+    assert "training batch 3" in r0["errors"]["train"]
+    assert r1["errors"]["valid"].startswith("loss is nan at epoch 0, validation batch 1")
+    assert r0["errors"]["valid"].startswith("loss is not finite on another process (this is rank 0")
+
+
 def test_sync_bn_on_cpu_is_a_clear_error(make_learner):
     """torch's DDP refuses SyncBatchNorm on CPU modules with a bare ValueError deep in its setup;
     hotstart says what to do before the model is wrapped."""
@@ -124,3 +152,32 @@ def test_torchrun_environment_sizes_the_run(monkeypatch):
     assert launched_processes() == (4, 2)
     monkeypatch.setenv("SLURM_JOB_NAME", "bash")  # an interactive allocation: not launched by srun for us
     assert launched_processes() is None
+
+
+def test_launch_detection_agrees_with_fabric_and_a_plain_run_does_not_import_it(monkeypatch):
+    """torchrun / SLURM are recognised exactly when Fabric's cluster environments say so (a job
+    without SLURM_JOB_NAME too), and a plain one-process run never imports lightning_fabric."""
+    from lightning_fabric.plugins.environments import SLURMEnvironment, TorchElasticEnvironment
+
+    from hotstart.learner.backend import launched_processes
+
+    for k in ("TORCHELASTIC_RUN_ID", "LOCAL_WORLD_SIZE", "WORLD_SIZE", "SLURM_NTASKS", "SLURM_JOB_NAME",
+              "SLURM_NTASKS_PER_NODE", "SLURM_NNODES"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("SLURM_NTASKS", "4")
+    monkeypatch.setenv("SLURM_NTASKS_PER_NODE", "4")
+    assert SLURMEnvironment.detect() and launched_processes() == (4, 1)  # srun sets no job name here
+    monkeypatch.setenv("SLURM_JOB_NAME", "interactive")
+    assert not SLURMEnvironment.detect() and launched_processes() is None
+    monkeypatch.delenv("SLURM_NTASKS")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # without torchrun's run id: not a torchrun launch
+    assert not TorchElasticEnvironment.detect() and launched_processes() is None
+
+    code = ("import sys; from hotstart.learner.backend import launched_processes, make_backend; "
+            "assert launched_processes() is None; make_backend(); "
+            "assert 'lightning_fabric' not in sys.modules, 'imported'")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "TORCHELASTIC", "WORLD_SIZE"))}
+    env["PYTHONPATH"] = str(Path(__file__).parents[1])
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -17,3 +17,13 @@ def test_one_cycle_at_equals_onecyclelr(total, div, div_final, pct_start):
     assert [m for _, m in ours] == pytest.approx(ref_moms, rel=1e-9, abs=0)
     assert ours[-1][0] == pytest.approx(3e-3 / div_final, rel=1e-9)  # the last step: the final rate exactly
     assert ours[0][0] == pytest.approx(3e-3 / div, rel=1e-9)
+
+
+def test_one_schedule_implementation_is_exported():
+    """`one_cycle_at` (by optimizer step, what fit_one_cycle runs) is the one one-cycle curve: the
+    unused continuous `one_cycle(pct)` copy, which could drift from it, is gone from the API."""
+    import hotstart.learner as L
+    from hotstart.learner import schedule
+
+    assert "one_cycle" not in L.__all__ and not hasattr(schedule, "one_cycle")
+    assert all(hasattr(L, name) for name in L.__all__)

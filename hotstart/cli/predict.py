@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import SavedModelError, UsageError
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -35,12 +35,23 @@ def run(args) -> int:
         raise UsageError(f"--top-k must be at least 1, got {args.top_k}")
     path = Path(args.model)
     if path.suffix.lower() == ".onnx":
-        model = P.Predictor.load(path)  # no torch on this path
+        model = _load_onnx(P, path)  # no torch on this path
     elif path.suffix.lower() == ".pt2":
         model = _Pt2Model(path)
     else:
         model = _LearnerModel(path)
     return P.predict_paths(model, args.images, args.top_k, args.json, out=sys.stdout)
+
+
+def _load_onnx(P, path: Path):
+    """`Predictor.load`, with a damaged or non-hotstart .onnx as a `SavedModelError` naming the file
+    (the predictor stays free of hotstart's imports, so it raises plain ValueErrors)."""
+    try:
+        return P.Predictor.load(path)
+    except ValueError as e:
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        msg = msg if msg.startswith(str(path)) else f"{path}: {msg}"
+        raise SavedModelError(f"{msg} (is it an .onnx written by `python -m hotstart export`?)") from e
 
 
 class _LearnerModel:

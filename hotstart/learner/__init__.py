@@ -3,10 +3,9 @@ from .callbacks import (Callback, CancelBatch, CancelEpoch, CancelFit, EarlyStop
                         NonFiniteLossError, SaveBestModel, ToDevice, ToGPU)
 from .loop import Learner, fit_one_cycle
 from .lr_find import LRFindResult
-from .schedule import one_cycle
 from .serialization import load_learner
 from .tasklearner import tasklearner
 
-__all__ = ["Learner", "tasklearner", "fit_one_cycle", "load_learner", "one_cycle", "LRFindResult", "Callback",
+__all__ = ["Learner", "tasklearner", "fit_one_cycle", "load_learner", "LRFindResult", "Callback",
            "CancelBatch", "CancelEpoch", "CancelFit", "EarlyStopping", "GradientClip", "LogTo", "NonFiniteLossError",
            "SaveBestModel", "ToDevice", "ToGPU"]

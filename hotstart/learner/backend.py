@@ -145,18 +145,24 @@ class FabricBackend:
 
 def launched_processes() -> tuple[int, int] | None:
     """(processes per node, nodes) when this process was started by torchrun or SLURM as one of
-    several, else None. Fabric's cluster environments detect both; this tells `make_backend` to
-    build a Fabric of that size, so that a script needs no change to run under torchrun."""
-    env = os.environ
-    if "TORCHELASTIC_RUN_ID" in env or ("LOCAL_WORLD_SIZE" in env and "WORLD_SIZE" in env):
-        world, local = int(env.get("WORLD_SIZE", 1)), int(env.get("LOCAL_WORLD_SIZE", 1))
-        if world > 1:
-            return local, max(1, world // max(1, local))
-    if int(env.get("SLURM_NTASKS", 1)) > 1 and env.get("SLURM_JOB_NAME") not in (None, "bash", "interactive"):
-        per_node = int(env.get("SLURM_NTASKS_PER_NODE", "1").split("(")[0])
-        return per_node, int(env.get("SLURM_NNODES", 1))
-    return None
+    several, else None; this tells `make_backend` to build a Fabric of that size, so that a script
+    needs no change to run under torchrun.
 
+    Detected as Fabric detects them, so both agree: torchrun by torch's own
+    ``is_torchelastic_launched`` (what ``TorchElasticEnvironment.detect()`` calls), SLURM by
+    ``SLURMEnvironment.detect()``. Fabric is imported only when SLURM says there are several tasks:
+    a plain one-process run does not pay for importing it."""
+    env = os.environ
+    if torch.distributed.is_available() and torch.distributed.is_torchelastic_launched():
+        world, local = int(env.get("WORLD_SIZE", 1)), int(env.get("LOCAL_WORLD_SIZE", 1))
+        return (local, max(1, world // max(1, local))) if world > 1 else None
+    if int(env.get("SLURM_NTASKS", 1)) > 1:
+        from lightning_fabric.plugins.environments import SLURMEnvironment
+
+        if SLURMEnvironment.detect():  # srun started us (not an interactive allocation: job name bash / interactive)
+            per_node = int(env.get("SLURM_NTASKS_PER_NODE", "1").split("(")[0])
+            return per_node, int(env.get("SLURM_NNODES", 1))
+    return None
 
 def make_backend(accelerator=None, devices=None, strategy=None, precision=None, num_nodes=None):
     """Pick the backend: a GPU when one is there (unless told otherwise), Fabric when it is needed.

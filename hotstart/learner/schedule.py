@@ -39,15 +39,3 @@ def one_cycle_at(step: int, total: int, lr_max: float, div: float = 25.0, div_fi
     p = (step - warm_end) / span if span > 0 else 1.0
     return _cos(lr_max, lr_end, p), _cos(moms[1], moms[2], p)
 
-
-def one_cycle(pct: float, lr_max: float, div: float = 25.0, div_final: float = 1e5, pct_start: float = 0.25,
-              moms=(0.95, 0.85, 0.95)) -> tuple[float, float]:
-    """(learning rate, momentum) at `pct` in [0, 1] of the whole fit (a continuous view of the
-    same curve: cosine warm-up to `pct_start`, cosine annealing to 1)."""
-    pct = min(max(pct, 0.0), 1.0)
-    lr_start, lr_end = lr_max / div, lr_max / div_final
-    if pct < pct_start:
-        p = pct / pct_start
-        return _cos(lr_start, lr_max, p), _cos(moms[0], moms[1], p)
-    p = (pct - pct_start) / (1 - pct_start) if pct_start < 1 else 1.0
-    return _cos(lr_max, lr_end, p), _cos(moms[1], moms[2], p)

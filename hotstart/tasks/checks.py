@@ -135,7 +135,12 @@ def check_model(task, model, *, batch_size: int = 2) -> dict:
     try:
         out, _ = run_on_meta(model, x_shape)
     except Exception as e:
-        raise forward_failure(e, x_shape, f"{name}'s encoded input") from e
+        if not meta_unsupported(e):
+            raise forward_failure(e, x_shape, f"{name}'s encoded input") from e
+        # the model cannot be run on meta tensors (data-dependent code, an op without a meta kernel):
+        # that says nothing about the shapes, so one real forward pass on a small zero batch decides
+        out = run_for_real(model, x_shape, what=f"{name}'s encoded input")
+        return {"input": tuple(x_shape), "output": _check_output(task, out)}
     if len(shape) == 3:
         reduction = _reduction(model, x_shape)
         if reduction is not None and min(shape[1:]) < reduction:
@@ -144,6 +149,13 @@ def check_model(task, model, *, batch_size: int = 2) -> dict:
                 f"the input {shape[1]}x{shape[2]} is too small for the backbone, which downsamples by {need}: its "
                 f"last feature maps would be under 1 pixel (padding only). Use size=({need}, {need}) or more in the "
                 f"task, or a backbone that downsamples less (e.g. the default small CNN)")
+    return {"input": tuple(x_shape), "output": _check_output(task, out)}
+
+
+def _check_output(task, out) -> tuple | None:
+    """Raise `ModelTaskMismatch` unless the batched output `out` has the task's shape per sample;
+    return that per-sample shape."""
+    name = type(task).__name__
     got = tuple(out.shape[1:]) if hasattr(out, "shape") else None
     want = expected_output_shape(task)
     if want is not None and got != want:
@@ -152,5 +164,50 @@ def check_model(task, model, *, batch_size: int = 2) -> dict:
             f"the model outputs {got} per sample, but {name} needs {want}" +
             (f" (one logit per class: {n} classes): give the head {n} outputs, e.g. nn.Linear(num_features, {n}), "
              f"or let tasklearner build it (backbone=... instead of model=...)" if len(want) == 1 else ""))
-    return {"input": tuple(x_shape), "output": got}
+    return got
+
+
+_META_MESSAGES = ("meta tensor", "meta device", "'meta' backend", "meta kernel", "fake impl", "no data",
+                  "data-dependent", "data dependent")
+
+
+def meta_unsupported(e: BaseException) -> bool:
+    """Whether `e` comes from meta / fake-tensor execution itself (an op with no meta kernel, `.item()`,
+    data-dependent control flow) rather than from the model's shapes: then the check cannot be
+    answered statically and a real forward pass must decide."""
+    if isinstance(e, NotImplementedError):
+        return True
+    kinds = {k.__name__ for k in type(e).__mro__}
+    if kinds & {"DataDependentOutputException", "DynamicOutputShapeException", "GuardOnDataDependentSymNode",
+                "UnsupportedOperatorException"}:
+        return True
+    msg = str(e).lower()
+    return any(m in msg for m in _META_MESSAGES)
+
+
+def run_for_real(model, x_shape, *, what: str):
+    """One forward pass of `model` itself on a zero batch of `x_shape` (on the model's device and float
+    dtype), in eval mode and without gradients; the model's train/eval state is restored and the hooks
+    that name the running layer are removed. A failure is a `ModelTaskMismatch` naming that layer."""
+    import torch
+
+    params = list(model.parameters()) + list(model.buffers())
+    device = params[0].device if params else torch.device("cpu")
+    dtype = next((p.dtype for p in params if p.is_floating_point()), torch.float32)
+    modes = {m: m.training for m in model.modules()}
+    current = {"name": None}
+    handles = [m.register_forward_pre_hook(lambda m, a, name=name: current.__setitem__("name", name))
+               for name, m in model.named_modules() if name]
+    try:
+        model.eval()
+        with torch.no_grad():
+            return model(torch.zeros(x_shape, device=device, dtype=dtype))
+    except Exception as e:
+        e.hotstart_layer = current["name"]
+        raise forward_failure(e, x_shape, what) from e
+    finally:
+        for h in handles:
+            h.remove()
+        for m, training in modes.items():
+            m.training = training
 

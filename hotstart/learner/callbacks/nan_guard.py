@@ -20,6 +20,11 @@ When it stops, the model it leaves works (finite outputs in eval mode):
   state per epoch), and the optimizer, whose moments belong to the diverged weights, is dropped
   (the next fit makes a new one).
 `Learner.save` refuses a model with non-finite parameters or buffers all the same.
+
+With several processes, every process decides together (one all-reduce of a 0/1 flag): a NaN
+loss on one rank alone would otherwise stop that rank while the others wait forever in the next
+gradient all-reduce. In training the flag is reduced at every batch (every rank runs the same
+number of batches); in validation, whose shards may differ by a batch, once in `after_validate`.
 """
 from __future__ import annotations
 
@@ -69,14 +74,20 @@ class NonFiniteGuard(Callback):
     def before_fit(self):
         self._remember("at the start of this fit")
 
+    def before_validate(self):
+        self._valid_failure = None
+
     def after_validate(self):
+        failure, self._valid_failure = getattr(self, "_valid_failure", None), None
+        if self._world_size() > 1 and self._anywhere(failure is not None):
+            what, where = failure or (self._elsewhere("loss is not finite"), f"at epoch {self.learner.epoch}, validation")
+            self._stop(what, where)
         if self._good is not None:  # during a fit: this epoch validated with finite losses
             self._remember(f"at the end of epoch {self.learner.epoch}, the last one that validated")
 
     def after_fit(self):
         self._good = self._buffers = self._last_xb = None
 
-    # --- the checks -------------------------------------------------------------------------
     def before_batch(self):
         # The forward pass updates buffers (BatchNorm's running stats) before the loss is known;
         # keep a copy so a bad batch leaves them as they were (a few small tensors per step).
@@ -84,10 +95,31 @@ class NonFiniteGuard(Callback):
         if self.learner.training:
             self._buffers = [(b, b.detach().clone()) for b in self.learner.model.buffers()]
 
+    # --- several processes: all stop together ------------------------------------------------
+    def _world_size(self) -> int:
+        return int(getattr(self.learner.backend, "world_size", 1) or 1)
+
+    def _anywhere(self, bad: bool) -> bool:
+        """Whether `bad` holds on any process (a collective: every process must call it)."""
+        if self._world_size() == 1:
+            return bad
+        return self.learner.backend.all_reduce_max(1.0 if bad else 0.0) > 0
+
+    def _elsewhere(self, what: str) -> str:
+        rank = getattr(self.learner.backend, "global_rank", "?")
+        return f"{what} on another process (this is rank {rank}, which stops with it)"
+
+    # --- the checks -------------------------------------------------------------------------
     def after_loss(self):
         loss = float(self.learner.loss.detach())
-        if not math.isfinite(loss):
-            self._stop(f"loss is {loss}")
+        bad = not math.isfinite(loss)
+        if self._world_size() > 1 and not self.learner.training:
+            # validation shards may hold different numbers of batches: decided in after_validate
+            if bad and getattr(self, "_valid_failure", None) is None:
+                self._valid_failure = (f"loss is {loss}", self._where())
+            return
+        if self._anywhere(bad):
+            self._stop(f"loss is {loss}" if bad else self._elsewhere("loss is not finite"))
 
     def after_backward(self):
         buffers = [b for b, _ in self._buffers or ()]
@@ -95,7 +127,10 @@ class NonFiniteGuard(Callback):
         self._scale = scaler.get_scale() if scaler is not None else None
         # scaled gradients (fp16): an infinite one makes the scaler skip the step (see after_step)
         grads = [] if scaler is not None else [p.grad for p in self.learner.model.parameters() if p.grad is not None]
-        if not _all_finite(buffers + grads):  # one check (one device sync) for both
+        ok = _all_finite(buffers + grads)  # one check (one device sync) for both
+        if self._anywhere(not ok):  # buffers are per process: every process stops if one must
+            if ok:
+                self._stop(self._elsewhere("buffers or gradients became NaN or infinite"))
             if not _all_finite(buffers):
                 self._stop("buffers (e.g. BatchNorm's running statistics) became NaN or infinite")
             self._stop("gradients are not finite")
@@ -112,10 +147,14 @@ class NonFiniteGuard(Callback):
         self._last_xb = self.learner.xb  # a batch the model took without failing: the test in _works
 
     # --- stopping with a working model ------------------------------------------------------
-    def _stop(self, what: str):
+    def _where(self) -> str:
         learner = self.learner
         phase = "training" if learner.training else "validation"
-        where = f"at epoch {learner.epoch}, {phase} batch {learner.iter}"
+        return f"at epoch {learner.epoch}, {phase} batch {learner.iter}"
+
+    def _stop(self, what: str, where: str | None = None):
+        learner = self.learner
+        where = where or self._where()
         if learner.training and self._buffers:
             with torch.no_grad():
                 for buf, saved in self._buffers:
