@@ -12,6 +12,8 @@ import math
 import numpy as np
 import torch
 
+from ..errors import UsageError
+
 
 # --- drawing one sample ------------------------------------------------------------------------
 
@@ -94,21 +96,6 @@ def show_batch(learner, n: int = 9, *, ncols: int = 3, figsize=None):
     return fig
 
 
-def _validation_predictions(learner, n: int):
-    if learner.valid_loader is None:
-        raise ValueError("show_results: this learner has no validation data (it was loaded for prediction only); "
-                         "load it with data (load_learner(path, data=...)) or use predict() on raw inputs")
-    ds = learner.valid_loader.dataset
-    n = min(int(n), len(ds))
-    ds.epoch = 0
-    xs, ys = zip(*(ds[i] for i in range(n)))
-    learner._setup()
-    learner.model.eval()
-    with torch.no_grad(), learner.backend.autocast(), learner.model_context():
-        out = learner.model(torch.stack(xs).to(learner.device)).float().cpu()
-    return xs, ys, out
-
-
 def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
     """Validation samples, prediction beside the truth.
 
@@ -117,13 +104,15 @@ def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
     circles) and the predicted ones (red crosses), titled with the mean error in pixels.
     """
     if learner.task is None:
-        raise ValueError("show_results needs the learner's task")
+        raise UsageError("show_results needs the learner's task (build it with tasklearner or load_learner)")
     from .table_view import is_table_task, show_table_results
 
     if is_table_task(learner.task):  # table tasks: a ResultsTable of rows (see table_view.py)
         return show_table_results(learner, n)
     task = learner.task
-    xs, ys, out = _validation_predictions(learner, n)
+    from .valid_outputs import first_valid_outputs
+
+    xs, ys, out = first_valid_outputs(learner, n)
     kind = _kind(task)
     if kind == "mask":
         fig, axes = _grid(2 * len(xs), 2, figsize, panel=2.5)

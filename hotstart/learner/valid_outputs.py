@@ -14,6 +14,7 @@ def first_valid_outputs(learner, n: int):
     if learner.valid_loader is None:
         raise UsageError("show_results: this learner has no validation data (it was loaded for prediction only); "
                          "load it with data (load_learner(path, data=...)) or use predict() on raw inputs")
+    learner._setup()  # a learner that never fitted: its model on the backend's device first
     ds = learner.valid_loader.dataset
     n = min(int(n), len(ds))
     ds.epoch = 0

@@ -63,10 +63,10 @@ class _ImageClassification(SupervisedTask):
         return f"{type(self).__name__}(blocks={self.blocks!r}, size={self.size})"
 
 
-class ImageClassificationSingle(_ImageClassification):
-    """``(Image(), Label(classes))``: cross-entropy loss, accuracy, softmax probabilities."""
-
-    target_kind = Label
+class SingleLabelOutputs:
+    """What a single-label classifier's outputs mean, whatever its input (images here, table rows in
+    tabular.py): cross-entropy on logits, accuracy, softmax probabilities, the top class.
+    A mixin: put it first among the bases, before the task that provides `classes`."""
 
     def loss_fn(self):
         import torch.nn as nn
@@ -85,6 +85,12 @@ class ImageClassificationSingle(_ImageClassification):
         """Logits of one sample -> (label, probabilities over `classes`)."""
         probs = self.activation(output.detach().float().cpu())
         return self.classes[int(probs.argmax())], probs
+
+
+class ImageClassificationSingle(SingleLabelOutputs, _ImageClassification):
+    """``(Image(), Label(classes))``: cross-entropy loss, accuracy, softmax probabilities."""
+
+    target_kind = Label
 
 
 class ImageClassificationMulti(_ImageClassification):

@@ -27,6 +27,7 @@ from ..encodings import Context, OneHot
 from ..encodings.tabular import TabularPreprocessing
 from ..errors import UsageError
 from .base import SupervisedTask
+from .classification import SingleLabelOutputs
 
 
 class _TabularTask(SupervisedTask):
@@ -108,7 +109,7 @@ class _TabularTask(SupervisedTask):
         return f"{type(self).__name__}({row!r} -> {self.target_block!r}, {state})"
 
 
-class TabularClassificationSingle(_TabularTask):
+class TabularClassificationSingle(SingleLabelOutputs, _TabularTask):
     """``(TableRow(...), Label(classes))``: cross-entropy loss, accuracy, softmax probabilities."""
 
     target_kind = Label
@@ -119,24 +120,6 @@ class TabularClassificationSingle(_TabularTask):
 
     def _n_outputs(self):
         return len(self.classes)
-
-    def loss_fn(self):
-        import torch.nn as nn
-
-        return nn.CrossEntropyLoss()
-
-    def metrics(self) -> dict:
-        from ..metrics import MulticlassAccuracy
-
-        return {"accuracy": MulticlassAccuracy(num_classes=len(self.classes))}
-
-    def activation(self, output):
-        return output.softmax(-1)
-
-    def decode_output(self, output):
-        """Logits of one row -> (label, probabilities over `classes`)."""
-        probs = self.activation(output.detach().float().cpu())
-        return self.classes[int(probs.argmax())], probs
 
 
 class TabularRegression(_TabularTask):
