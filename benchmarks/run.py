@@ -458,6 +458,9 @@ def main(argv=None) -> int:
                          "throughput_synthetic128), warmup, import, deploy (not in the default set: it trains, "
                          "exports and compiles a .pt2 first)")
     ap.add_argument("--runs", type=int, default=None, help="override the runs per contender (at least 5 advised)")
+    ap.add_argument("--startup-bs", type=int, default=None,
+                    help="batch size of the startup workload (also the warmup comparison's); default 16, "
+                         "the FastAI.jl snippet's; 64 is tasklearner's default")
     ap.add_argument("--table", metavar="JSON", help="print the table and targets of a saved result (runs nothing)")
     args = ap.parse_args(argv)
     if args.table:
@@ -466,6 +469,8 @@ def main(argv=None) -> int:
     cfg = dict(QUICK if args.quick else FULL)
     if args.runs:
         cfg["runs"] = cfg["import_runs"] = args.runs
+    if args.startup_bs:
+        cfg["startup"] = {**cfg["startup"], "bs": args.startup_bs}
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     py = args.python
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731

@@ -5,7 +5,6 @@ Run as ``python ddp_digits.py OUT --devices 2`` (hotstart re-launches it) or, un
 ``RESULT {...}`` line: its rank, the history, and every file it opened for writing under OUT.
 """
 import argparse
-import json
 import os
 import resource
 import sys
@@ -51,6 +50,7 @@ def mlp(channels):
 
 
 from hotstart.learner import Callback  # noqa: E402
+from _result_line import emit_result  # noqa: E402  (this folder is sys.path[0] when run as a script)
 
 
 class Milestones(Callback):
@@ -73,15 +73,10 @@ learner = tasklearner(task, data, model=model, seed=0, batch_size=args.batch_siz
 found = learner.lr_find(num_it=20) if args.lr_find else None  # restores the model: the fit is unchanged
 learner.fit_one_cycle(args.epochs, 1e-2, checkpoint_dir=os.path.join(out, "ckpt"))
 learner.save(os.path.join(out, "model"))
-result = ("RESULT " + json.dumps({"rank": learner.backend.global_rank, "world_size": learner.backend.world_size,
+emit_result({"rank": learner.backend.global_rank, "world_size": learner.backend.world_size,
                               "history": learner.history, "written": sorted(set(written)),
                               "n_valid": len(learner.valid_loader.dataset), "n_train": len(learner.train_loader.dataset),
                               "imported": T_IMPORTED, "ready": milestones.ready, "epoch_ends": milestones.epoch_ends,
                               "iters_per_epoch": learner.n_iter, "batch_size": args.batch_size,
                               "lr_find": None if found is None else {"losses": found.losses, "suggestion": found.suggestion},
-                              "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}) + "\n").encode()
-# One write(2) of the whole line, after everything printed before it: the two ranks share one pipe,
-# and a line written in pieces (a buffer flushed in several writes) could interleave with the other's.
-sys.stdout.flush()
-assert len(result) < 4096, len(result)  # PIPE_BUF: a single write of this size is never interleaved
-os.write(sys.stdout.fileno(), result)
+                              "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})

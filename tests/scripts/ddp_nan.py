@@ -5,7 +5,6 @@ loss is made NaN, first at a training batch, then (in a second fit) at a validat
 process prints one ``RESULT {...}`` line with the error message it stopped with in each case.
 """
 import argparse
-import json
 
 import torch
 import torch.nn as nn
@@ -17,6 +16,7 @@ args = parser.parse_args()
 
 from hotstart import ImageClassificationSingle, datasets, tasklearner  # noqa: E402
 from hotstart.learner import Callback  # noqa: E402
+from _result_line import emit_result  # noqa: E402  (this folder is sys.path[0] when run as a script)
 from hotstart.learner.callbacks.nan_guard import NonFiniteLossError  # noqa: E402
 
 
@@ -50,5 +50,4 @@ for phase, batch in (("train", 3), ("valid", 1)):
         errors[phase] = None
     except NonFiniteLossError as e:
         errors[phase] = str(e)
-print("RESULT " + json.dumps({"rank": learner.backend.global_rank, "world_size": learner.backend.world_size,
-                              "errors": errors}), flush=True)
+emit_result({"rank": learner.backend.global_rank, "world_size": learner.backend.world_size, "errors": errors})
