@@ -2,7 +2,7 @@
 
     python -m benchmarks.run --quick                       # < 10 min on 2 cores
     python -m benchmarks.run                               # the full set (longer)
-    python -m benchmarks.run --quick --python /work/benchvenv/bin/python --out benchmarks/results/latest-scipy.json
+    python -m benchmarks.run --quick --python "$BENCHVENV/bin/python" --out benchmarks/results/latest-scipy.json
     python -m benchmarks.run --quick --only startup,import # a subset
     python -m benchmarks.run --quick --only deploy         # torch vs ONNX fp32 / int8 vs .pt2 (benchmarks/deploy.py)
 
