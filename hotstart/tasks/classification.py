@@ -3,64 +3,35 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..blocks import Block, Image, Label, LabelMulti
-from ..encodings import ImagePreprocessing, MultiHot, OneHot, ProjectiveTransforms
-from .base import SupervisedTask
+from ..blocks import Block, Label, LabelMulti
+from ..encodings import MultiHot, OneHot
+from .image_base import ImageTask
 
 
-class _ImageClassification(SupervisedTask):
+class _ImageClassification(ImageTask):
     target_kind: type = Label
+    target_hint = "(classes)"
 
     def __init__(self, blocks: Sequence[Block], size=(128, 128), augment: bool | dict = True,
                  mean=None, std=None):
-        blocks = tuple(blocks)
-        name = type(self).__name__
-        if len(blocks) != 2 or not isinstance(blocks[0], Image) or type(blocks[1]) is not self.target_kind:
-            raise TypeError(f"{name} needs blocks=(Image(), {self.target_kind.__name__}(classes)), got {blocks!r}")
-        if hasattr(blocks[1], "check_trainable"):
-            blocks[1].check_trainable(name)
-        projective = ProjectiveTransforms(size, augment=augment)
-        self.size = projective.size
-        self.augment = projective.augment  # JSON-native, so to_dict round-trips unchanged
-        channels = blocks[0].channels or 3
-        encodings = [projective,
-                     ImagePreprocessing(mean, std, channels=channels),
-                     OneHot() if self.target_kind is Label else MultiHot()]
-        super().__init__(blocks, encodings)
+        super().__init__(blocks, size, augment, mean, std)
+        if hasattr(self.blocks[1], "check_trainable"):
+            self.blocks[1].check_trainable(type(self).__name__)
+
+    def _accepts_target(self, block) -> bool:
+        return type(block) is self.target_kind
+
+    def _target_encodings(self) -> list:
+        return [OneHot() if self.target_kind is Label else MultiHot()]
 
     @property
     def classes(self) -> list:
         return list(self.blocks[1].classes)
 
-    @property
-    def channels(self) -> int:
-        return self.encodings[1].channels
-
-    @property
-    def stats(self) -> tuple[tuple, tuple]:
-        return self.encodings[1].mean, self.encodings[1].std
-
-    def with_stats(self, mean, std) -> "_ImageClassification":
-        """The same task normalizing with other stats (e.g. a pretrained backbone's)."""
-        return type(self)(self.blocks, self.size, self.augment, mean, std)
-
     def head(self, num_features: int):
         import torch.nn as nn
 
         return nn.Linear(num_features, len(self.classes))
-
-    def to_dict(self) -> dict:
-        mean, std = self.stats
-        return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
-                "size": list(self.size), "augment": self.augment, "mean": list(mean), "std": list(std)}
-
-    @classmethod
-    def _from_params(cls, d):
-        return cls([Block.from_dict(b) for b in d["blocks"]], size=d["size"], augment=d["augment"],
-                   mean=d["mean"], std=d["std"])
-
-    def __repr__(self):
-        return f"{type(self).__name__}(blocks={self.blocks!r}, size={self.size})"
 
 
 class SingleLabelOutputs:

@@ -1,47 +1,14 @@
-"""What the image tasks with a spatial target (a mask, keypoints) share: size, augmentation,
-normalization stats (saved with the task), and a mock whose target fits its image."""
+"""What the image tasks with a spatial target (a mask, keypoints) share beyond `ImageTask`: a mock
+whose target fits its image, and test-time views that can be undone on the output."""
 from __future__ import annotations
-
-from typing import Sequence
 
 import numpy as np
 
-from ..blocks import Block, Image
-from ..encodings import ImagePreprocessing, ProjectiveTransforms
-from .base import SupervisedTask
+from .image_base import ImageTask
 
 
-class SpatialImageTask(SupervisedTask):
+class SpatialImageTask(ImageTask):
     """``(Image(), <target on the image's grid>)`` resized / augmented jointly to `size`."""
-
-    target_kind: type = Block
-
-    def __init__(self, blocks: Sequence[Block], size=(128, 128), augment: bool | dict = True, mean=None, std=None):
-        blocks = tuple(blocks)
-        name = type(self).__name__
-        if len(blocks) != 2 or not isinstance(blocks[0], Image) or not isinstance(blocks[1], self.target_kind):
-            raise TypeError(f"{name} needs blocks=(Image(), {self.target_kind.__name__}(...)), got {blocks!r}")
-        projective = ProjectiveTransforms(size, augment=augment)
-        self.size = projective.size
-        self.augment = projective.augment
-        channels = blocks[0].channels or 3
-        super().__init__(blocks, [projective, ImagePreprocessing(mean, std, channels=channels),
-                                  *self._target_encodings()])
-
-    def _target_encodings(self) -> list:
-        return []
-
-    @property
-    def channels(self) -> int:
-        return self.encodings[1].channels
-
-    @property
-    def stats(self) -> tuple[tuple, tuple]:
-        return self.encodings[1].mean, self.encodings[1].std
-
-    def with_stats(self, mean, std):
-        """The same task normalizing with other stats (e.g. a pretrained backbone's)."""
-        return type(self)(self.blocks, self.size, self.augment, mean, std)
 
     def mock_sample(self, rng: np.random.Generator) -> tuple:
         """An image of random size and a target drawn for *that* size (a mask of the same shape)."""
@@ -65,19 +32,6 @@ class SpatialImageTask(SupervisedTask):
 
     def _undo_view(self, flip: bool, dx: int, dy: int):
         raise NotImplementedError
-
-    def to_dict(self) -> dict:
-        mean, std = self.stats
-        return {"kind": type(self).__name__, "blocks": [b.to_dict() for b in self.blocks],
-                "size": list(self.size), "augment": self.augment, "mean": list(mean), "std": list(std)}
-
-    @classmethod
-    def _from_params(cls, d):
-        return cls([Block.from_dict(b) for b in d["blocks"]], size=d["size"], augment=d["augment"],
-                   mean=d["mean"], std=d["std"])
-
-    def __repr__(self):
-        return f"{type(self).__name__}(blocks={self.blocks!r}, size={self.size})"
 
 
 def _view(flip: bool, dx: int, dy: int):
