@@ -88,7 +88,7 @@ def test_killed_and_resumed_fit_equals_an_uninterrupted_one(mlp_learner, tmp_pat
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         last = load_last(folder)  # never unreadable
-        positions.append(None if last is None else last.meta["train_iter"])
+        positions.append(None if last is None else last.meta["fit"]["train_iter"])
     pid = _fork(lambda: run(folder, out))
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
@@ -108,13 +108,13 @@ def test_kill_during_checkpoint_writes_leaves_a_readable_last_checkpoint(mlp_lea
     def write_forever():
         cp = Checkpointer(learner, folder)
         while True:
-            learner.train_iter += 1
+            learner.fit_state.train_iter += 1
             cp.save(epoch_done=False)
 
     rng = random.Random(1)
     seen = 0
     for _ in range(15):
-        learner.train_iter = seen  # each writer goes on from the last position seen
+        learner.fit_state.train_iter = seen  # each writer goes on from the last position seen
         pid = _fork(write_forever)
         time.sleep(rng.uniform(0.02, 0.2))
         os.kill(pid, signal.SIGKILL)
@@ -123,8 +123,8 @@ def test_kill_during_checkpoint_writes_leaves_a_readable_last_checkpoint(mlp_lea
         if last is None:
             continue
         assert all(torch.equal(last.model[k], weights[k]) for k in weights)
-        assert last.meta["train_iter"] >= seen  # never an older checkpoint than one seen before
-        seen = last.meta["train_iter"]
+        assert last.meta["fit"]["train_iter"] >= seen  # never an older checkpoint than one seen before
+        seen = last.meta["fit"]["train_iter"]
         assert len(checkpoints(folder)) <= 3  # 2 kept, a third for the moment between rename and pruning
     assert seen > 10
 

@@ -11,10 +11,11 @@ A checkpoint is a folder ``DIR/ckpt-<fit>-<batches trained>-<epoch done>`` of th
 - ``model.safetensors``: the model's state dict;
 - ``optimizer.safetensors``: every tensor of the optimizer's state (``state.<param>.<name>``) and
   the learner's private torch RNG states (``rng.cpu``, ``rng.cuda``);
-- ``state.json``: everything else: the optimizer's scalars and parameter groups, the position
-  (fit, epoch, batches done in the epoch, optimizer steps), the sampler's state (its seed and
-  epoch: the loaders reshuffle from ``(fit seed, epoch)``, so that and the batches done place it
-  exactly), the Recorder's history, per-batch losses and running sums.
+- ``state.json``: everything else: the optimizer's scalars and parameter groups, the fit's
+  `FitState` (``"fit"``: epochs, batches per epoch, accumulation, optimizer steps, batches done,
+  the fit's seed and index; learner/fit_state.py) and the epoch to go on with (the loaders
+  reshuffle from ``(fit seed, epoch)``, so that and the batches done place the sampler exactly),
+  the Recorder's history, per-batch losses and running sums.
 
 No pickle anywhere. Each file is written with ``hotstart.atomic`` into a temporary folder in DIR,
 and the folder is renamed to its final name when all three are on disk: a rename is atomic, so
@@ -27,6 +28,7 @@ SaveBestModel's best value) and anything a user's `train_step` keeps on the lear
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -38,8 +40,9 @@ import torch
 
 from ..atomic import atomic_write_bytes, default_folder_mode, fsync_dir
 from ..errors import SavedModelError, UsageError
+from .fit_state import FitState
 
-FORMAT = "hotstart.checkpoint/1"
+FORMAT = "hotstart.checkpoint/2"  # /2: the position is a FitState.to_dict() under "fit"
 _NAME = re.compile(r"^ckpt-(\d+)-(\d+)-([01])$")
 
 
@@ -118,15 +121,16 @@ class Checkpointer:
         """After a training batch: every `every` optimizer steps, unless the epoch ends now (the
         epoch's own checkpoint follows its validation)."""
         ln = self.learner
-        if not self.every or ln.opt_step == self._last_step or ln.opt_step % self.every:
+        fs = ln.fit_state
+        if not self.every or fs.opt_step == self._last_step or fs.opt_step % self.every:
             return
-        if ln.iter + 1 >= ln.n_iter:
+        if ln.iter + 1 >= fs.n_iter:
             return
         self.save(epoch_done=False)
 
     def save(self, epoch_done: bool) -> Path | None:
         ln = self.learner
-        self._last_step = ln.opt_step
+        self._last_step = ln.fit_state.opt_step
         path = None
         if ln.backend.is_global_zero:
             path = self._write(epoch_done)
@@ -148,18 +152,17 @@ class Checkpointer:
         index = cuda_index(ln.device)
         if index is not None:
             opt_tensors["rng.cuda"] = torch.cuda.get_rng_state(index)
+        fs = ln.fit_state
+        batches_done = 0 if epoch_done else ln.iter + 1
         state = {
             "format": FORMAT,
-            "fit_index": ln.fit_index, "n_epoch": ln.n_epoch, "accumulate": ln.accumulate,
-            "total_steps": ln.total_steps, "seed": ln.seed,
+            "fit": dataclasses.replace(fs, skip_batches=batches_done).to_dict(),  # learner/fit_state.py
+            "seed": ln.seed,
             "next_epoch": ln.epoch + 1 if epoch_done else ln.epoch,
-            "batches_done": 0 if epoch_done else ln.iter + 1,
-            "train_iter": ln.train_iter, "opt_step": ln.opt_step,
-            "sampler": {"seed": ln.fit_seed, "epoch": ln.epoch},
             "optimizer": opt_meta,
             "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs, **rec.running_sums()},
         }
-        name = f"ckpt-{ln.fit_index:03d}-{ln.train_iter:09d}-{int(epoch_done)}"
+        name = f"ckpt-{fs.fit_index:03d}-{fs.train_iter:09d}-{int(epoch_done)}"
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=self.folder))
         atomic_write_bytes(tmp / "model.safetensors", st_save(model, metadata={"format": FORMAT}))
         atomic_write_bytes(tmp / "optimizer.safetensors", st_save(opt_tensors, metadata={"format": FORMAT}))
@@ -183,18 +186,21 @@ class CheckpointState:
 
     def __init__(self, path: Path, model: dict, opt_tensors: dict, meta: dict):
         self.path, self.model, self.opt_tensors, self.meta = path, model, opt_tensors, meta
-        self.fit_index = int(meta["fit_index"])
+        self.fit = meta["fit"]  # FitState.to_dict() of the fit when it was written
+        self.fit_index = int(self.fit["fit_index"])
+        self.next_epoch = int(meta["next_epoch"])  # the epoch the resumed fit starts with
 
-    def restore(self, learner) -> int:
-        """Model, optimizer, RNG, Recorder and position; returns the epoch to start from."""
-        m = self.meta
-        if int(m["n_epoch"]) != learner.n_epoch or int(m["accumulate"]) != learner.accumulate:
-            raise UsageError(f"cannot resume from {self.path}: it is a fit of {m['n_epoch']} epochs with "
-                             f"accumulate={m['accumulate']}, this fit has {learner.n_epoch} epochs with "
-                             f"accumulate={learner.accumulate}")
-        if int(m["total_steps"]) != learner.total_steps:
-            raise UsageError(f"cannot resume from {self.path}: it has {m['total_steps']} optimizer steps in all, "
-                             f"this fit {learner.total_steps} (a different batch size or dataset?)")
+    def restore(self, learner, fit_state: FitState) -> FitState:
+        """Model, optimizer, RNG and Recorder into `learner`; returns the fit's state at the
+        checkpoint (`fit_state`, the state of the fit that resumes, must describe the same fit)."""
+        m, saved = self.meta, self.fit
+        if int(saved["n_epoch"]) != fit_state.n_epoch or int(saved["accumulate"]) != fit_state.accumulate:
+            raise UsageError(f"cannot resume from {self.path}: it is a fit of {saved['n_epoch']} epochs with "
+                             f"accumulate={saved['accumulate']}, this fit has {fit_state.n_epoch} epochs with "
+                             f"accumulate={fit_state.accumulate}")
+        if int(saved["total_steps"]) != fit_state.total_steps:
+            raise UsageError(f"cannot resume from {self.path}: it has {saved['total_steps']} optimizer steps in all, "
+                             f"this fit {fit_state.total_steps} (a different batch size or dataset?)")
         learner.task_model().load_state_dict(self.model, strict=True)
         learner.opt.load_state_dict(_unflatten_optimizer(self.opt_tensors, m["optimizer"]))
         torch.set_rng_state(self.opt_tensors["rng.cpu"])
@@ -207,17 +213,12 @@ class CheckpointState:
         rec.history[:] = m["recorder"]["history"]
         rec.losses[:] = m["recorder"]["losses"]
         rec.lrs[:] = m["recorder"]["lrs"]
-        learner.train_iter, learner.opt_step = int(m["train_iter"]), int(m["opt_step"])
-        learner.fit_seed = int(m["sampler"]["seed"])
-        return int(m["next_epoch"])
+        return FitState.from_dict(saved, fit_state.schedule)
 
     def restore_epoch(self, learner) -> None:
         """At the start of the resumed epoch (after `before_epoch` reset the running sums)."""
-        m = self.meta
-        done = int(m["batches_done"])
-        if done:
-            learner.recorder.set_running_sums(m["recorder"])
-        learner._skip_batches = done
+        if learner.fit_state.skip_batches:
+            learner.recorder.set_running_sums(self.meta["recorder"])
 
 
 def read_checkpoint(path) -> CheckpointState:

@@ -31,6 +31,7 @@ import torch
 from ..errors import UsageError
 from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
+from .fit_state import FitState, constant_schedule
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
 from .optim import as_tuple, group_lrs
 from .schedule import one_cycle_at
@@ -64,8 +65,8 @@ class Learner:
         for cb in [*defaults, *callbacks]:
             self.add_cb(cb)
         self.opt = None
-        self._checkpointer, self._skip_batches = None, 0  # set by fit (checkpoint_dir=, resume=)
-        self._fits = 0  # how many fits so far: each gets its own seed, derived from self.seed
+        self.fit_state: FitState | None = None  # where the current (or last) fit stands; see fit_state.py
+        self._checkpointer = None  # set by fit (checkpoint_dir=)
         self.training = False
         self.epoch = 0
         self.n_epoch = 0
@@ -110,6 +111,16 @@ class Learner:
     @property
     def device(self):
         return self.backend.device
+
+    # fastai's names for where a fit stands: read-only views of `fit_state` (0 before any fit)
+    n_iter = property(lambda self: self._fit_field("n_iter"), doc="Training batches per epoch.")
+    train_iter = property(lambda self: self._fit_field("train_iter"), doc="Training batches done in this fit.")
+    opt_step = property(lambda self: self._fit_field("opt_step"), doc="Optimizer steps done in this fit.")
+    fit_index = property(lambda self: self._fit_field("fit_index"), doc="Which fit of this learner (0, 1, ...).")
+    fit_seed = property(lambda self: self._fit_field("fit_seed"), doc="The seed of this fit's shuffles.")
+
+    def _fit_field(self, name: str) -> int:
+        return 0 if self.fit_state is None else getattr(self.fit_state, name)
 
     # --- setup ------------------------------------------------------------------------------
     def _setup(self):
@@ -184,43 +195,40 @@ class Learner:
         if self.train_loader is None:
             raise UsageError("this learner has no data to fit on: pass data to tasklearner / load_learner")
         self._setup()
-        state = None
+        index = 0 if self.fit_state is None else self.fit_state.fit_index + 1  # each fit gets its own seed
+        self.fit_state = fs = FitState(n_epoch=int(n_epoch), n_iter=len(self._train_dl), accumulate=int(accumulate),
+                                       fit_seed=derive_seed(self.seed, index), fit_index=index,
+                                       schedule=schedule or constant_schedule(lr))
+        ckpt = None
         if resume is not None:
             from .checkpoint import load_last
 
-            state = load_last(resume)
-            if state is not None and state.fit_index > self._fits:  # this fit finished before the kill
-                self._fits += 1
+            ckpt = load_last(resume)
+            if ckpt is not None and ckpt.fit_index > index:  # this fit finished before the kill
                 return self
-        seed = derive_seed(self.seed, self._fits)
-        fit_index = self._fits
-        self._fits += 1
-        with seeded_torch_rng(seed, self.device), self.model_context(), self.added_cbs(callbacks):
+        with seeded_torch_rng(fs.fit_seed, self.device), self.model_context(), self.added_cbs(callbacks):
             self._prepare_optimizer(lr, wd, reset_opt or self.opt is None)
             self.model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
-            self.schedule = schedule or (lambda step, total: (lr, None))
-            self.accumulate = int(accumulate)
-            self.n_epoch, self.n_iter = int(n_epoch), len(self._train_dl)
-            self.steps_per_epoch = -(-self.n_iter // self.accumulate)
-            self.total_steps = self.n_epoch * self.steps_per_epoch
-            self.train_iter, self.opt_step, self.fit_seed, self.fit_index = 0, 0, seed, fit_index
-            self._skip_batches, first_epoch = 0, 0
+            self.n_epoch, first_epoch = fs.n_epoch, 0
             self._checkpointer = None
             if checkpoint_dir is not None:
                 from .checkpoint import Checkpointer
 
                 self._checkpointer = Checkpointer(self, checkpoint_dir, every=checkpoint_every)
-            if state is not None and state.fit_index == fit_index:
-                first_epoch = state.restore(self)
+            if ckpt is not None and ckpt.fit_index == fs.fit_index:
+                self.fit_state = fs = ckpt.restore(self, fs)
+                first_epoch = ckpt.next_epoch
             try:
                 self.event("before_fit")
-                for epoch in range(first_epoch, self.n_epoch):
+                for epoch in range(first_epoch, fs.n_epoch):
                     self.epoch = epoch
                     try:
                         self.event("before_epoch")
-                        if state is not None and epoch == first_epoch:
-                            state.restore_epoch(self)
+                        if ckpt is not None and epoch == first_epoch:
+                            ckpt.restore_epoch(self)
                         self._run_phase(train=True)
+                        if fs.train_only:
+                            continue
                         self._run_phase(train=False)
                     except CancelEpoch:
                         pass
@@ -234,13 +242,15 @@ class Learner:
                 self.event("after_fit")  # also on errors and KeyboardInterrupt: history is kept
         return self
 
-    def _run_phase(self, train: bool):
+    def _run_phase(self, train: bool, seed: int | None = None):
+        fs = self.fit_state
         self.training = train
         self.model.train(train)
         raw, loader = (self.train_loader, self._train_dl) if train else (self.valid_loader, self._valid_dl)
-        set_epoch(raw, self.epoch, self.fit_seed)
-        skip = self._skip_batches if train else 0
-        self._skip_batches = 0
+        set_epoch(raw, self.epoch, fs.fit_seed if seed is None else seed)
+        skip = fs.skip_batches if train else 0
+        if train:
+            fs.skip_batches = 0
         self.event("before_train" if train else "before_validate")
         with contextlib.nullcontext() if train else torch.no_grad():
             for self.iter, batch in enumerate(loader):
@@ -254,24 +264,18 @@ class Learner:
                     pass
                 self.event("after_batch")
                 if train:
-                    self.train_iter += 1
+                    fs.train_iter += 1
                     if self._checkpointer is not None:
                         self._checkpointer.maybe_save()
         self.event("after_train" if train else "after_validate")
 
-    def _accumulation_group(self) -> tuple[bool, bool, int]:
-        """(first batch of its group, last batch of its group, size of the group) for `self.iter`."""
-        k = getattr(self, "accumulate", 1)
-        start = self.iter - self.iter % k
-        size = min(k, self.n_iter - start) if getattr(self, "n_iter", 0) else k
-        return self.iter == start, self.iter == start + size - 1, size
-
     def train_step(self):
         """One batch: forward, loss, backward; the optimizer steps on the last batch of each
         accumulation group. The schedule is applied here, and only here, per optimizer step."""
-        first, last, size = self._accumulation_group()
+        fs = self.fit_state
+        first, last, size = fs.accumulation_group(self.iter)
         if first:
-            lr, mom = self.schedule(self.opt_step, self.total_steps)
+            lr, mom = fs.schedule(fs.opt_step, fs.total_steps)
             self.set_hyper(lr, mom)
         with self._no_sync(not last):
             with self.backend.autocast():
@@ -284,7 +288,7 @@ class Learner:
             return
         self.event("after_backward")
         self.opt.step()
-        self.opt_step += 1
+        fs.opt_step += 1
         self.event("after_step")
         self.opt.zero_grad(set_to_none=True)
 
@@ -371,8 +375,8 @@ class Learner:
             self.valid_loader, self._valid_dl = loader, self.backend.setup_dataloader(loader)
         try:
             with seeded_torch_rng(self.seed, self.device), self.model_context():
-                self.fit_seed, self.epoch = self.seed, 0
-                self._run_phase(train=False)
+                self.epoch = 0
+                self._run_phase(train=False, seed=self.seed)
         finally:
             if loader is not None:
                 self.valid_loader, self._valid_dl = saved
