@@ -370,7 +370,7 @@ def test_cli_trains_a_table_and_the_warmup_has_a_table_workload(tmp_path, capsys
                  "--checkpoint-dir", str(tmp_path / "ckpt"), "--out", str(tmp_path / "run3"), "--no-progress"]) == 0
     assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["ckpt-000-000000004-1", "ckpt-000-000000008-1"]
     state = json.loads((tmp_path / "ckpt" / "ckpt-000-000000008-1" / "state.json").read_text())
-    assert (state["accumulate"], state["opt_step"]) == (2, 4)  # 4 batches an epoch, one step every 2
+    assert (state["fit"]["accumulate"], state["fit"]["opt_step"]) == (2, 4)  # 4 batches an epoch, one step every 2
 
     report = warmup.run(only=["tabular-mlp-cpu"], cache_dir=tmp_path / "cache", progress=False)
     assert [r.status for r in report.results] == ["ok"], report.table()

@@ -71,6 +71,7 @@ class Learner:
         self.epoch = 0
         self.n_epoch = 0
         self._setup_done = False
+        self.dl = None  # the loader being read now (the set-up training or evaluation loader)
 
     # --- callbacks --------------------------------------------------------------------------
     def add_cb(self, cb: Callback) -> "Learner":
@@ -123,8 +124,12 @@ class Learner:
         return 0 if self.fit_state is None else getattr(self.fit_state, name)
 
     # --- setup ------------------------------------------------------------------------------
-    def _setup(self):
-        """Move model and loaders to the backend once."""
+    def setup(self) -> "Learner":
+        """Put the model and the loaders on the backend (device, precision, processes), once.
+
+        `fit` and `run_eval` call it; call it yourself before using ``learner.model`` directly on
+        the learner's device. The loaders set up here (each process's shard across processes) are
+        what the loop reads; ``learner.train_loader`` / ``valid_loader`` stay the plain ones."""
         if not self._setup_done:
             if self.sync_bn and self.backend.world_size > 1:
                 if self.device.type != "cuda":  # torch's DDP refuses SyncBatchNorm on CPU
@@ -136,6 +141,7 @@ class Learner:
             setup = lambda dl: None if dl is None else self.backend.setup_dataloader(dl)  # noqa: E731
             self._train_dl, self._valid_dl = setup(self.train_loader), setup(self.valid_loader)
             self._setup_done = True
+        return self
 
     def make_optimizer(self, lr: float, wd: float | None):
         """One parameter group per layer group (backbone then head), so `lr` may be a (low, high) pair.
@@ -194,7 +200,7 @@ class Learner:
             raise UsageError(f"checkpoint_every must be at least 1, got {checkpoint_every!r}")
         if self.train_loader is None:
             raise UsageError("this learner has no data to fit on: pass data to tasklearner / load_learner")
-        self._setup()
+        self.setup()
         index = 0 if self.fit_state is None else self.fit_state.fit_index + 1  # each fit gets its own seed
         self.fit_state = fs = FitState(n_epoch=int(n_epoch), n_iter=len(self._train_dl), accumulate=int(accumulate),
                                        fit_seed=derive_seed(self.seed, index), fit_index=index,
@@ -226,10 +232,10 @@ class Learner:
                         self.event("before_epoch")
                         if ckpt is not None and epoch == first_epoch:
                             ckpt.restore_epoch(self)
-                        self._run_phase(train=True)
-                        if fs.train_only:
+                        self._train_epoch()
+                        if fs.train_only:  # lr_find's sweep: no validation, no epoch end
                             continue
-                        self._run_phase(train=False)
+                        self._eval_loop(self._valid_dl, epoch=epoch, seed=fs.fit_seed, events=True)
                     except CancelEpoch:
                         pass
                     self.event("after_epoch")
@@ -242,32 +248,28 @@ class Learner:
                 self.event("after_fit")  # also on errors and KeyboardInterrupt: history is kept
         return self
 
-    def _run_phase(self, train: bool, seed: int | None = None):
+    def _train_epoch(self):
+        """The training phase of one epoch: every batch through `train_step`, with its events."""
         fs = self.fit_state
-        self.training = train
-        self.model.train(train)
-        raw, loader = (self.train_loader, self._train_dl) if train else (self.valid_loader, self._valid_dl)
-        set_epoch(raw, self.epoch, fs.fit_seed if seed is None else seed)
-        skip = fs.skip_batches if train else 0
-        if train:
-            fs.skip_batches = 0
-        self.event("before_train" if train else "before_validate")
-        with contextlib.nullcontext() if train else torch.no_grad():
-            for self.iter, batch in enumerate(loader):
-                if self.iter < skip:  # resumed mid-epoch: these batches were trained on before
-                    continue
-                self.xb, self.yb = self.backend.to_device(batch)
-                try:
-                    self.event("before_batch")
-                    self.train_step() if train else self.valid_step()
-                except CancelBatch:
-                    pass
-                self.event("after_batch")
-                if train:
-                    fs.train_iter += 1
-                    if self._checkpointer is not None:
-                        self._checkpointer.maybe_save()
-        self.event("after_train" if train else "after_validate")
+        self.training, self.dl = True, self._train_dl
+        self.model.train()
+        set_epoch(self.dl, self.epoch, fs.fit_seed)
+        skip, fs.skip_batches = fs.skip_batches, 0
+        self.event("before_train")
+        for self.iter, batch in enumerate(self.dl):
+            if self.iter < skip:  # resumed mid-epoch: these batches were trained on before
+                continue
+            self.xb, self.yb = self.backend.to_device(batch)
+            try:
+                self.event("before_batch")
+                self.train_step()
+            except CancelBatch:
+                pass
+            self.event("after_batch")
+            fs.train_iter += 1
+            if self._checkpointer is not None:
+                self._checkpointer.maybe_save()
+        self.event("after_train")
 
     def train_step(self):
         """One batch: forward, loss, backward; the optimizer steps on the last batch of each
@@ -366,22 +368,76 @@ class Learner:
 
     # --- evaluation and prediction ---------------------------------------------------------
     def validate(self, loader=None) -> dict:
-        """Run the validation phase alone: {"loss": ..., <metric>: ...}."""
+        """Run the validation phase alone, with its events: {"loss": ..., <metric>: ...}.
+
+        `loader` (default: the validation set) is set up like the learner's own loaders (each
+        process reads its shard, and the metrics are summed over processes)."""
         from .callbacks.metrics import Metrics
 
-        self._setup()
-        if loader is not None:
-            saved = self.valid_loader, self._valid_dl
-            self.valid_loader, self._valid_dl = loader, self.backend.setup_dataloader(loader)
-        try:
-            with seeded_torch_rng(self.seed, self.device), self.model_context():
-                self.epoch = 0
-                self._run_phase(train=False, seed=self.seed)
-        finally:
-            if loader is not None:
-                self.valid_loader, self._valid_dl = saved
+        self.setup()
+        self.epoch = 0
+        self.run_eval(None if loader is None else self.backend.setup_dataloader(loader), events=True)
         metrics = self.cb(Metrics)
         return {"loss": metrics.valid_loss, **metrics.values}
+
+    def run_eval(self, loader=None, *, keep=None, transform=None, events: bool = False, epoch: int = 0):
+        """The one evaluation path: the model in eval mode, without gradients, over `loader`
+        (default: the validation set), batch by batch, in order. `validate`, `get_preds`,
+        `predict` over items, `tta`, the interpretations and `show_results` all go through it.
+
+        - ``keep(out, xb, yb) -> tuple of tensors``: what to keep of each batch (Keras's
+          ``predict_step``); the kept tensors are moved to the CPU and concatenated in order, and
+          that tuple is returned (None without `keep`). `out` is the model's output in float32;
+          `yb` is None for a loader of inputs alone (`test_loader`).
+        - ``transform(xb)``: a view of each input batch (test-time augmentation).
+        - ``events=True``: the validation events for the callbacks (Metrics, Recorder, ...), as in a
+          fit's validation phase.
+        - `epoch`: the augmentation epoch (and shuffle) of `loader`, set from the learner's seed on
+          the loader that is read, so two calls read the same batches.
+
+        It runs in the learner's own forked RNG, seeded from `seed`: the caller's RNG is untouched."""
+        self.setup()
+        loader = self._valid_dl if loader is None else loader
+        with seeded_torch_rng(self.seed, self.device), self.model_context():
+            return self._eval_loop(loader, keep=keep, transform=transform, events=events, epoch=epoch, seed=self.seed)
+
+    def _eval_loop(self, loader, *, keep=None, transform=None, events=False, epoch=0, seed=0):
+        """`run_eval` without the RNG and model context (a fit's validation phase is inside its own)."""
+        self.training, self.dl = False, loader
+        self.model.eval()
+        set_epoch(loader, epoch, seed)
+        kept = []
+        if events:
+            self.event("before_validate")
+        with torch.no_grad():
+            for self.iter, batch in enumerate(loader):
+                if torch.is_tensor(batch):  # inputs alone (a test loader)
+                    xb, yb = self.backend.to_device((batch,))[0], None
+                else:
+                    xb, yb = self.backend.to_device(batch)
+                if transform is not None:
+                    xb = transform(xb)
+                if events:
+                    self.xb, self.yb, self.pred = xb, yb, None
+                    try:
+                        self.event("before_batch")
+                        self.valid_step()
+                    except CancelBatch:
+                        pass
+                    self.event("after_batch")
+                    out = self.pred  # None when a callback cancelled the batch before the forward pass
+                else:
+                    with self.backend.autocast():
+                        out = self.model(xb)
+                if keep is not None and out is not None:
+                    kept.append(tuple(t.cpu() for t in keep(out.float(), xb, yb)))
+        if events:
+            self.event("after_validate")
+        return None if keep is None else tuple(torch.cat(ts) for ts in zip(*kept))
+
+    def activation(self, output):
+        """The task's activation of model outputs (probabilities); the outputs as they are without a task."""
+        return output if self.task is None else self.task.activation(output)
 
     def model_context(self):
         """The model's run context (a compiled model points Inductor at hotstart's cache), or a no-op."""

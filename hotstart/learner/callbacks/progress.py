@@ -34,10 +34,10 @@ class Progress(Callback):
         self._bar = tqdm(total=total, desc=desc, leave=False, file=self.file or sys.stderr, dynamic_ncols=True)
 
     def before_train(self):
-        self._start_bar(f"epoch {self.learner.epoch + 1}/{self.learner.n_epoch} train", len(self.learner._train_dl))
+        self._start_bar(f"epoch {self.learner.epoch + 1}/{self.learner.n_epoch} train", len(self.learner.dl))
 
     def before_validate(self):
-        self._start_bar("valid", len(self.learner._valid_dl))
+        self._start_bar("valid", len(self.learner.dl))
 
     def after_batch(self):
         if self._bar is not None:
