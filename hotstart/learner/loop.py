@@ -138,7 +138,7 @@ class Learner:
         return self.backend.setup_optimizer(opt)
 
     def _param_groups(self):
-        from .models import layer_groups
+        from ..models.layer_groups import layer_groups
 
         return [list(g.parameters()) for g in layer_groups(self.task_model())]
 
@@ -323,7 +323,7 @@ class Learner:
         """Train only the last layer group (the head); BatchNorm layers stay trainable (fastai's
         train_bn). A model without a backbone/head split is split into its last child module and
         everything before it; a model with a single layer cannot be frozen (a clear error)."""
-        from .models import layer_groups, set_trainable
+        from ..models.layer_groups import layer_groups, set_trainable
 
         groups = layer_groups(self.task_model(), need_split=True)
         for g in groups[:-1]:
@@ -331,7 +331,7 @@ class Learner:
         return self
 
     def unfreeze(self) -> "Learner":
-        from .models import layer_groups, set_trainable
+        from ..models.layer_groups import layer_groups, set_trainable
 
         for g in layer_groups(self.task_model()):
             set_trainable(g, True)
