@@ -265,9 +265,7 @@ def test_show_results_is_a_table_of_rows(species, tmp_path):
     assert "<table>" in table._repr_html_() and "Adelie" in text
     assert all(r["prediction"] in ("Adelie", "Chinstrap", "Gentoo") for r in table.rows)
 
-    from hotstart.learner.table_view import show_table_batch
-
-    batch = show_table_batch(learner, 3)  # the training rows decoded back from what the model sees
+    batch = learner.show_batch(3)  # the training rows decoded back from what the model sees
     first = learner.train_loader.dataset.inputs[0]
     assert batch.columns[-1] == "target" and len(batch) == 3
     assert batch.rows[0]["island"] == first["island"] and batch.rows[0]["year"] == first["year"]

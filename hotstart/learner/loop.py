@@ -441,24 +441,24 @@ class Learner:
         return export(self, path, format, quantize=quantize, calibrate=calibrate, **kwargs)
 
     def summary(self, **kwargs) -> str:
-        """Print each layer's output shape and parameter count (computed on meta tensors); see summary.py."""
-        from .summary import summary
+        """Print each layer's output shape and parameter count (computed on meta tensors); see hotstart/show/summary.py."""
+        from .views import summary
 
         return summary(self, **kwargs)
 
     def show_batch(self, n: int = 9, **kwargs):
         """Training samples, augmented as the model sees them, decoded for display (a Figure)."""
-        from .plots import show_batch
+        from .views import show_batch
 
         return show_batch(self, n=n, **kwargs)
 
     def show_results(self, n: int = 9, **kwargs):
-        from .plots import show_results
+        from .views import show_results
 
         return show_results(self, n=n, **kwargs)
 
     def plot_loss(self, **kwargs):
-        from .plots import plot_loss
+        from .views import plot_loss
 
         return plot_loss(self, **kwargs)
 
