@@ -212,7 +212,7 @@ def test_save_best_model(make_learner, tmp_path, digits_small):
 
     loaded = hotstart.load_learner(tmp_path / "best")
     # load_best=True: the learner ends with the best epoch's weights
-    assert state_equal(loaded._task_model().state_dict(), learner._task_model().state_dict())
+    assert state_equal(loaded.task_model().state_dict(), learner.task_model().state_dict())
     data, _ = digits_small
     assert torch.equal(loaded.predict(data[0][0])[1], learner.predict(data[0][0])[1])
 

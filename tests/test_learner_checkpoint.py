@@ -31,7 +31,7 @@ def mlp_learner(make_learner, small_task, digits_small):
 
 
 def _state(learner):
-    return {k: v.detach().clone() for k, v in learner._task_model().state_dict().items()}
+    return {k: v.detach().clone() for k, v in learner.task_model().state_dict().items()}
 
 
 def _no_time(history):

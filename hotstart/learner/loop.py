@@ -450,8 +450,6 @@ class Learner:
         m = getattr(self.model, "module", self.model)
         return getattr(m, "_orig_mod", m)
 
-    _task_model = task_model  # the former private name; export/onnx.py and tests still use it
-
     def predict(self, raw_input) -> tuple[Any, torch.Tensor]:
         """Decoded prediction and probabilities for one raw input (e.g. a PIL image, or an image file's path)."""
         from .inference import predict
