@@ -1,7 +1,6 @@
 """Prediction with a learner: one raw input, or the whole validation set."""
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import torch
@@ -14,27 +13,9 @@ def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
     """
     if learner.task is None:
         raise ValueError("predict needs the learner's task (build it with tasklearner)")
-    loader = test_loader(learner, [load_raw_input(learner.task, raw_input)], batch_size=1)
+    loader = test_loader(learner, [learner.task.load_input(raw_input)], batch_size=1)
     out = learner.run_eval(loader, keep=lambda out, xb, yb: (out,))[0][0]
-    decode = getattr(learner.task, "decode_prediction", None)  # back to the given image's size, where it matters
-    if decode is not None:
-        return decode(out, raw_input)
-    return learner.task.decode_output(out)
-
-
-def load_raw_input(task, raw_input):
-    """A path becomes the image it names when the task's input is an `Image` (else it is left alone).
-
-    Reading goes through `datasets.load_image`, the loader that the folder and table recipes use:
-    the same decoding (EXIF rotation, mode conversion) as in training, errors that name the file.
-    """
-    from ..blocks import Image
-
-    if isinstance(raw_input, (str, os.PathLike)) and isinstance(task.blocks[0], Image):
-        from ..datasets.images import load_image
-
-        return load_image(raw_input)
-    return raw_input
+    return learner.task.decode_prediction(out, raw_input)  # back to the given image's size, where it matters
 
 
 def get_preds(learner, loader=None):

@@ -59,7 +59,7 @@ class Learner:
         self.sync_bn = sync_bn  # across processes: BatchNorm statistics over the global batch
         self.recorder = Recorder()
         self.cbs: list[Callback] = []
-        defaults = [self.recorder, Metrics(metrics, activation=getattr(task, "activation", None)), NonFiniteGuard()]
+        defaults = [self.recorder, Metrics(metrics, activation=None if task is None else task.activation), NonFiniteGuard()]
         if progress:
             defaults.append(Progress())
         for cb in [*defaults, *callbacks]:

@@ -59,9 +59,9 @@ def tta(learner, n: int = 4, *, loader=None, beta: float = 0.25, verbose: bool =
         raise ValueError(f"tta: n must be at least 1, got {n!r}")
     task = learner.task
     plain, targets = _probs(learner, loader)  # default: the learner's (set-up) validation loader
-    views = []
-    if hasattr(task, "tta_views"):
-        for transform, undo in task.tta_views(n):
+    views, undoable = [], task.tta_views(n)
+    if undoable is not None:
+        for transform, undo in undoable:
             views.append(_probs(learner, loader, transform, undo)[0])
     else:
         raw = learner.valid_loader if loader is None else loader  # the plain DataLoader (its dataset, batch size)
