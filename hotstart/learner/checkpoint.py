@@ -126,6 +126,11 @@ class Checkpointer:
             return
         if ln.iter + 1 >= fs.n_iter:
             return
+        from .callbacks.nan_guard import NonFiniteGuard
+
+        guard = ln.cb(NonFiniteGuard)
+        if guard is not None:  # its checks are every few steps: no checkpoint of a model that went NaN since
+            guard.check()
         self.save(epoch_done=False)
 
     def save(self, epoch_done: bool) -> Path | None:
