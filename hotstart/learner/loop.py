@@ -23,6 +23,7 @@ Its `task` (optional) is used only for the metrics' output activation, `predict`
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from typing import Any, Sequence
 
@@ -189,9 +190,10 @@ class Learner:
         the loss scaled so that k batches of b act as one batch of k*b; the schedule counts
         optimizer steps. `checkpoint_dir` writes a checkpoint at each epoch's end (and every
         `checkpoint_every` optimizer steps); `resume` continues from the last complete checkpoint
-        in that folder (see learner/checkpoint.py). A resume in the middle of an epoch reads that
-        epoch's first batches again without training on them (the order and augmentations come
-        from the seed, so they are the same batches)."""
+        in that folder (see learner/checkpoint.py): a folder that does not exist is an error
+        unless it is also `checkpoint_dir`, and a checkpoint of another task or model is refused.
+        A resume in the middle of an epoch reads that epoch's first batches again without training
+        on them (the order and augmentations come from the seed, so they are the same batches)."""
         if int(n_epoch) < 1:
             raise UsageError(f"n_epoch must be at least 1, got {n_epoch!r}")
         if int(accumulate) < 1:
@@ -209,7 +211,9 @@ class Learner:
         if resume is not None:
             from .checkpoint import load_last
 
-            ckpt = load_last(resume)
+            # resume=checkpoint_dir: "go on if a run left something there"; else the folder must exist
+            same = checkpoint_dir is not None and os.path.abspath(resume) == os.path.abspath(checkpoint_dir)
+            ckpt = load_last(resume, missing_ok=same)
             if ckpt is not None and ckpt.fit_index > index:  # this fit finished before the kill
                 return self
         with seeded_torch_rng(fs.fit_seed, self.device), self.model_context(), self.added_cbs(callbacks):
@@ -222,7 +226,12 @@ class Learner:
 
                 self._checkpointer = Checkpointer(self, checkpoint_dir, every=checkpoint_every)
             if ckpt is not None and ckpt.fit_index == fs.fit_index:
-                self.fit_state = fs = ckpt.restore(self, fs)
+                try:
+                    self.fit_state = fs = ckpt.restore(self, fs)
+                except BaseException:  # another fit's checkpoint: the folder is not this fit's to write
+                    if self._checkpointer is not None:
+                        self._checkpointer.close()
+                    raise
                 first_epoch = ckpt.next_epoch
             try:
                 self.event("before_fit")
@@ -244,6 +253,8 @@ class Learner:
             except CancelFit:
                 pass
             finally:
+                if self._checkpointer is not None:
+                    self._checkpointer.close()  # its lock on the folder
                 self._checkpointer = None
                 self.event("after_fit")  # also on errors and KeyboardInterrupt: history is kept
         return self
