@@ -38,7 +38,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Predictor", "resize_uint8", "load_image", "read_image_file", "ImageInputError", "KINDS",
+__all__ = ["Predictor", "resize_uint8", "load_image", "read_image_file", "ImageInputError", "MetadataError", "KINDS",
            "array_to_pil", "to_l_or_rgb", "pixel_values_problem", "array_image_problem", "pil_image_problem"]
 
 FORMAT = "hotstart.onnx/1"
@@ -51,11 +51,14 @@ class Predictor:
         self.session = session
         self.meta = meta
         self.source = source
-        self.kind = meta["kind"]
+        self.kind = meta.get("kind")
         if self.kind not in KINDS:
-            raise ValueError(f"{source}: this predictor does not know task kind {self.kind!r} "
-                             f"(known: {sorted(KINDS)}); update predictor.py")
+            raise MetadataError(f"{source}: metadata key 'kind': this predictor does not know task kind "
+                                f"{self.kind!r} (known: {sorted(KINDS)}); update predictor.py")
         self._kind = KINDS[self.kind]
+        self._kind.check(_Checker(meta, source))
+        if session is not None:
+            check_against_model(meta, session, source)
         self.input_name = meta.get("input_name") or session.get_inputs()[0].name
 
     @classmethod
@@ -72,7 +75,7 @@ class Predictor:
         try:
             session = ort.InferenceSession(path, opts, providers=list(providers or ["CPUExecutionProvider"]))
         except Exception as e:  # onnxruntime raises its own exception types
-            raise ValueError(f"{path}: onnxruntime cannot load it: {e}") from e
+            raise MetadataError(f"{path}: onnxruntime cannot load it: {e}") from e
         return cls(session, read_metadata(session.get_modelmeta().custom_metadata_map, path), path)
 
     @property
@@ -119,18 +122,169 @@ class Predictor:
         return f"Predictor({self.source!r}, kind={self.kind}, {outputs})"
 
 
+class MetadataError(ValueError):
+    """An .onnx file's hotstart metadata is damaged, or does not match the model it describes;
+    the message names the file and the key. Decoding with wrong metadata would give wrong labels
+    without a word, so every key is checked when the model is loaded."""
+
+
+# keys whose value is a plain string; every other key of the contract (hotstart/export/onnx.py) is JSON
+PLAIN_KEYS = frozenset({"format", "kind", "hotstart_version", "input_name", "output_name", "image_mode",
+                        "resize", "activation", "quantization"})
+JSON_KEYS = frozenset({"classes", "size", "channels", "mean", "std", "threshold", "task", "table", "outputs",
+                       "target_mean", "target_std"})
+
+
 def read_metadata(props: dict[str, str], where: str = "<model>") -> dict[str, Any]:
-    """The model's metadata_props -> a dict with JSON values decoded."""
+    """The model's metadata_props -> a dict with JSON values decoded (a JSON key that does not parse
+    is a `MetadataError` naming it: kept as text, ``classes`` would be indexed one character at a time)."""
     if props.get("format") != FORMAT:
-        raise ValueError(f"{where}: not a hotstart export (metadata format {props.get('format')!r}, "
-                         f"expected {FORMAT!r}); export it with `python -m hotstart export`")
+        raise MetadataError(f"{where}: not a hotstart export (metadata format {props.get('format')!r}, "
+                            f"expected {FORMAT!r}); export it with `python -m hotstart export`")
     meta: dict[str, Any] = {}
     for k, v in props.items():
+        if k in PLAIN_KEYS:
+            meta[k] = v
+            continue
         try:
-            meta[k] = json.loads(v)
-        except (json.JSONDecodeError, TypeError):
-            meta[k] = v  # plain strings: format, kind, names, version
+            meta[k] = json.loads(v, parse_constant=_refuse_constant)
+        except (json.JSONDecodeError, ValueError, TypeError) as e:
+            if k in JSON_KEYS:
+                raise MetadataError(f"{where}: metadata key {k!r} is not valid JSON ({e}): {v!r:.100}") from None
+            meta[k] = v  # a key added after this predictor was written: kept as text
     return meta
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+
+def _numbers(n: int | None, positive: bool = False):
+    def ok(v):
+        return (isinstance(v, list) and (n is None or len(v) == n) and len(v) > 0
+                and all(_is_number(x) and (not positive or x > 0) for x in v))
+    return ok
+
+
+class _Checker:
+    """Checks one metadata dict key by key; each failure names the file and the key."""
+
+    def __init__(self, meta: dict, where: str):
+        self.meta, self.where = meta, where
+
+    def fail(self, key: str, problem: str):
+        raise MetadataError(f"{self.where}: metadata key {key!r} {problem}")
+
+    def need(self, key: str, ok: Callable[[Any], bool], what: str, optional: bool = False):
+        if key not in self.meta:
+            if optional:
+                return None
+            self.fail(key, f"is missing (expected {what}); was the file exported by this hotstart version?")
+        value = self.meta[key]
+        if not ok(value):
+            self.fail(key, f"must be {what}, got {value!r:.100}")
+        return value
+
+
+def check_image_metadata(c: _Checker) -> None:
+    c.need("size", lambda v: isinstance(v, list) and len(v) == 2 and all(_is_int(s) and s >= 1 for s in v),
+           "[height, width] with positive integers")
+    channels = c.need("channels", lambda v: v in (1, 3) and _is_int(v), "1 or 3")
+    c.need("image_mode", lambda v: v in ("L", "RGB", "auto"), '"L", "RGB" or "auto"', optional=True)
+    c.need("resize", lambda v: v == "bilinear-antialias", '"bilinear-antialias"', optional=True)
+    c.need("mean", _numbers(channels), f"a list of {channels} finite numbers (one per channel)")
+    c.need("std", _numbers(channels, positive=True), f"a list of {channels} positive finite numbers")
+
+
+def check_classes(c: _Checker, activation: str) -> None:
+    def ok(v):
+        return (isinstance(v, list) and len(v) >= 1 and all(isinstance(x, (str, int, float)) for x in v)
+                and len({json.dumps(x) for x in v}) == len(v))
+    c.need("classes", ok, "a non-empty JSON list of distinct labels (text or numbers)")
+    c.need("activation", lambda v: v == activation, repr(activation), optional=True)
+
+
+def check_table_metadata(c: _Checker) -> None:
+    def ok(t):
+        if not isinstance(t, dict):
+            return False
+        cats, conts, na = t.get("categorical"), t.get("continuous"), t.get("na_columns")
+        if not all(isinstance(x, list) and all(isinstance(s, str) for s in x) for x in (cats, conts, na)):
+            return False
+        vocab = t.get("vocab")
+        if not (isinstance(vocab, dict) and all(isinstance(vocab.get(col), list) and vocab[col] for col in cats)):
+            return False
+        stats = [t.get(k) for k in ("median", "mean", "std")]
+        if not all(isinstance(s, dict) and all(_is_number(s.get(col)) for col in conts) for s in stats):
+            return False
+        return set(na) <= set(conts) and all(stats[2][col] > 0 for col in conts)
+    c.need("table", ok, "{categorical, continuous, na_columns: lists of column names; vocab: a list per "
+                        "categorical column; median, mean, std: a finite number per continuous column, std > 0}")
+
+
+def table_width(meta: dict) -> int:
+    t = meta["table"]
+    return len(t["categorical"]) + len(t["na_columns"]) + len(t["continuous"])
+
+
+def _check_single_image(c):
+    check_image_metadata(c)
+    check_classes(c, "softmax")
+
+
+def _check_multi_image(c):
+    check_image_metadata(c)
+    check_classes(c, "sigmoid")
+    c.need("threshold", lambda v: _is_number(v) and 0 <= v <= 1, "a number in [0, 1]", optional=True)
+
+
+def _check_single_table(c):
+    check_table_metadata(c)
+    check_classes(c, "softmax")
+
+
+def _check_regression(c):
+    check_table_metadata(c)
+    n = c.need("outputs", lambda v: _is_int(v) and v >= 1, "a positive integer")
+    c.need("target_mean", _numbers(n), f"a list of {n} finite numbers")
+    c.need("target_std", _numbers(n, positive=True), f"a list of {n} positive finite numbers")
+    c.need("activation", lambda v: v == "none", "'none'", optional=True)
+
+
+def check_against_model(meta: dict, session, where: str) -> None:
+    """The metadata against the graph: input name and shape, and the output width (class count)."""
+    c = _Checker(meta, where)
+    inputs = session.get_inputs()
+    names = [i.name for i in inputs]
+    name = meta.get("input_name") or names[0]
+    if name not in names:
+        c.fail("input_name", f"is {name!r}, but the model's inputs are {names}")
+    shape = next(i.shape for i in inputs if i.name == name)
+    fixed = [d if _is_int(d) else None for d in shape[1:]]  # the batch dimension is dynamic
+    if "table" in meta:
+        if fixed and fixed[-1] is not None and fixed[-1] != table_width(meta):
+            c.fail("table", f"describes {table_width(meta)} input values per row, but the model takes {fixed[-1]}")
+    elif len(fixed) == 3:
+        if fixed[0] is not None and fixed[0] != meta["channels"]:
+            c.fail("channels", f"is {meta['channels']}, but the model takes {fixed[0]} channels")
+        if None not in fixed[1:] and fixed[1:] != list(meta["size"]):
+            c.fail("size", f"is {meta['size']}, but the model takes {fixed[1:]} (height, width)")
+    out = session.get_outputs()[0].shape
+    width = out[-1] if len(out) >= 2 and _is_int(out[-1]) else None
+    if width is None:
+        return
+    if "classes" in meta and len(meta["classes"]) != width:
+        c.fail("classes", f"lists {len(meta['classes'])} classes, but the model outputs {width} values per sample")
+    if "outputs" in meta and meta["outputs"] != width:
+        c.fail("outputs", f"is {meta['outputs']}, but the model outputs {width} values per row")
 
 
 # --- images: reading and converting; hotstart's Image block imports these (one implementation) -----
@@ -528,14 +682,15 @@ class Kind:
     encode: Callable[[Any, dict], np.ndarray]  # raw input -> one encoded input (no batch dim)
     decode: Callable[[np.ndarray, dict], tuple]  # one output -> (label(s), probabilities)
     accuracy: Callable[[list, list, dict], float]  # predictions, targets -> accuracy
+    check: Callable[[_Checker], None]  # every metadata key the kind reads: type, size, range
 
 
 # task kind (metadata "kind") -> its encode / decode: add a row for a new task kind
 KINDS: dict[str, Kind] = {
-    "ImageClassificationSingle": Kind(encode_image, decode_single, accuracy_single),
-    "ImageClassificationMulti": Kind(encode_image, decode_multi, accuracy_multi),
-    "TabularClassificationSingle": Kind(encode_row, decode_single, accuracy_single),
-    "TabularRegression": Kind(encode_row, decode_regression, no_accuracy),
+    "ImageClassificationSingle": Kind(encode_image, decode_single, accuracy_single, _check_single_image),
+    "ImageClassificationMulti": Kind(encode_image, decode_multi, accuracy_multi, _check_multi_image),
+    "TabularClassificationSingle": Kind(encode_row, decode_single, accuracy_single, _check_single_table),
+    "TabularRegression": Kind(encode_row, decode_regression, no_accuracy, _check_regression),
 }
 
 
