@@ -39,6 +39,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 __all__ = ["Predictor", "resize_uint8", "load_image", "read_image_file", "ImageInputError", "MetadataError", "KINDS",
+           "read_metadata", "decode_metadata", "check_metadata",
            "array_to_pil", "to_l_or_rgb", "pixel_values_problem", "array_image_problem", "pil_image_problem"]
 
 FORMAT = "hotstart.onnx/1"
@@ -51,12 +52,9 @@ class Predictor:
         self.session = session
         self.meta = meta
         self.source = source
-        self.kind = meta.get("kind")
-        if self.kind not in KINDS:
-            raise MetadataError(f"{source}: metadata key 'kind': this predictor does not know task kind "
-                                f"{self.kind!r} (known: {sorted(KINDS)}); update predictor.py")
+        check_metadata(meta, source)
+        self.kind = meta["kind"]
         self._kind = KINDS[self.kind]
-        self._kind.check(_Checker(meta, source))
         if session is not None:
             check_against_model(meta, session, source)
         self.input_name = meta.get("input_name") or session.get_inputs()[0].name
@@ -136,11 +134,17 @@ JSON_KEYS = frozenset({"classes", "size", "channels", "mean", "std", "threshold"
 
 
 def read_metadata(props: dict[str, str], where: str = "<model>") -> dict[str, Any]:
-    """The model's metadata_props -> a dict with JSON values decoded (a JSON key that does not parse
-    is a `MetadataError` naming it: kept as text, ``classes`` would be indexed one character at a time)."""
+    """The .onnx model's metadata_props -> a dict with JSON values decoded (see `decode_metadata`)."""
     if props.get("format") != FORMAT:
         raise MetadataError(f"{where}: not a hotstart export (metadata format {props.get('format')!r}, "
                             f"expected {FORMAT!r}); export it with `python -m hotstart export`")
+    return decode_metadata(props, where)
+
+
+def decode_metadata(props: dict[str, str], where: str = "<model>") -> dict[str, Any]:
+    """Flat string metadata (ONNX or .pt2) -> a dict with the JSON keys decoded. A JSON key that does
+    not parse is a `MetadataError` naming it: kept as text, ``classes`` would be indexed one
+    character at a time. NaN and Infinity are not JSON and are refused too."""
     meta: dict[str, Any] = {}
     for k, v in props.items():
         if k in PLAIN_KEYS:
@@ -153,6 +157,15 @@ def read_metadata(props: dict[str, str], where: str = "<model>") -> dict[str, An
                 raise MetadataError(f"{where}: metadata key {k!r} is not valid JSON ({e}): {v!r:.100}") from None
             meta[k] = v  # a key added after this predictor was written: kept as text
     return meta
+
+
+def check_metadata(meta: dict[str, Any], where: str = "<model>") -> None:
+    """Every key the task kind reads, checked for type, size and range (`MetadataError` naming it)."""
+    kind = meta.get("kind")
+    if kind not in KINDS:
+        raise MetadataError(f"{where}: metadata key 'kind': this predictor does not know task kind "
+                            f"{kind!r} (known: {sorted(KINDS)}); update predictor.py")
+    KINDS[kind].check(_Checker(meta, where))
 
 
 def _refuse_constant(name: str):

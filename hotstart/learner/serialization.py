@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..atomic_folder import read_folder, write_folder
 from ..errors import SavedModelError, UsageError
+from ..strict_json import dumps
 
 FORMAT = "hotstart.learner/1"
 WEIGHTS, TASK = "weights.safetensors", "task.json"
@@ -38,7 +39,7 @@ def save_learner(learner, path) -> Path:
             f"(did training diverge? try a lower learning rate)")
     meta = {"format": FORMAT, "task": learner.task.to_dict(), "model": learner.model_config}
     write_folder(path, {WEIGHTS: st_save(state, metadata={"format": FORMAT}),
-                        TASK: json.dumps(meta, indent=2).encode()})
+                        TASK: dumps(meta, f"not saving to {path}: {TASK}", indent=2).encode()})
     return path
 
 
