@@ -33,6 +33,7 @@ from .errors import DatasetError
 __all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD"]
 
 MISSING_CELLS = frozenset({"", "NA", "N/A", "NaN", "nan", "NULL", "null", "None", "#N/A"})
+FLOAT32_MAX = float(np.finfo(np.float32).max)  # regression targets are float32
 MAX_CARD = 20  # fastai's cont_cat_split default: integer columns with more distinct values are continuous
 
 
@@ -107,6 +108,11 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
             if bad is not None:
                 raise DatasetError(f"TableData: target column {t!r} of {source} holds {columns[t][bad]!r} in "
                                    f"{row_name(bad)}, which is not a finite number (pass regression=False for classes)")
+            big = next((i for i in rows_kept if abs(_number(columns[t][i])) > FLOAT32_MAX), None)
+            if big is not None:  # targets are float32: it would become inf
+                raise DatasetError(f"TableData: target column {t!r} of {source} holds {columns[t][big]!r} in "
+                                   f"{row_name(big)}, beyond float32's range (+-{FLOAT32_MAX:.4g}); rescale the "
+                                   f"target (e.g. its logarithm or other units)")
         targets = [np.array([float(columns[t][i]) for t in targets_cols], dtype=np.float32) for i in rows_kept]
         target_block = Continuous(len(targets_cols))
     else:
