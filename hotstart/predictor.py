@@ -165,7 +165,9 @@ def check_metadata(meta: dict[str, Any], where: str = "<model>") -> None:
     if kind not in KINDS:
         raise MetadataError(f"{where}: metadata key 'kind': this predictor does not know task kind "
                             f"{kind!r} (known: {sorted(KINDS)}); update predictor.py")
-    KINDS[kind].check(_Checker(meta, where))
+    checker = _Checker(meta, where)
+    checker.need("task", lambda v: isinstance(v, dict), "a JSON object (the task's description)", optional=True)
+    KINDS[kind].check(checker)
 
 
 def _refuse_constant(name: str):
@@ -739,6 +741,8 @@ def predict_paths(predictor: Predictor, paths: Sequence[str], top_k: int = 3, as
     for path in paths:
         try:
             label, probs = predictor.predict(path)
+            if not np.isfinite(probs).all():  # NaN in the output: no label to give, and not JSON
+                raise ValueError(f"{path}: the model's outputs are not finite numbers (NaN or infinite)")
         except (OSError, ValueError, TypeError) as e:
             print(f"error: {e}", file=sys.stderr)
             status = 1

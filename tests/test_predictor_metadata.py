@@ -104,6 +104,7 @@ IMAGE_CASES = [  # (key, damaged value, what the error must say)
     ("resize", "nearest", "bilinear-antialias"),
     ("input_name", "pixels", "model's inputs are ['input']"),
     ("kind", "ImageSegmentation", "does not know task kind"),
+    ("task", "[1, 2]", "JSON object"),
 ]
 
 
@@ -179,3 +180,22 @@ def test_the_command_line_reports_damaged_metadata_as_one_line(tmp_path, capsys)
     assert main([str(path), str(tmp_path / "x.png")]) == 1
     err = capsys.readouterr().err
     assert "metadata key 'classes'" in err and "Traceback" not in err
+
+
+def test_non_finite_outputs_are_an_error_line_not_invalid_json(tmp_path, capsys):
+    """A model that outputs NaN: `--json` printed NaN (not JSON) and a label picked from NaN."""
+    import onnx
+    from onnx import numpy_helper
+
+    from hotstart.predictor import predict_paths
+
+    path = _onnx(tmp_path / "m.onnx", (1, 4, 5), 3, _image_meta())
+    model = onnx.load(str(path))
+    model.graph.initializer[1].CopyFrom(numpy_helper.from_array(np.full(3, np.nan, np.float32), "b"))
+    onnx.save(model, str(path))
+    from PIL import Image as P
+
+    P.new("L", (5, 4)).save(tmp_path / "x.png")
+    assert predict_paths(Predictor.load(path), [str(tmp_path / "x.png")], as_json=True) == 1
+    out = capsys.readouterr()
+    assert out.out == "" and "x.png: the model's outputs are not finite" in out.err

@@ -135,3 +135,13 @@ def test_a_one_class_target_is_refused_when_the_task_is_built(tmp_path):
     data, blocks = TableData(_csv(tmp_path, "x,t\n1,p\n2,p\n3,p\n"), target="t")
     with pytest.raises(HotstartError, match=r"TabularClassificationSingle needs at least 2 classes, got 1: \['p'\]"):
         TabularClassificationSingle(blocks)
+
+
+def test_a_task_json_with_infinity_is_refused_at_load_naming_the_file():
+    """Python's json reads `Infinity`; a statistic that is infinite encodes every value to 0."""
+    from hotstart.errors import SavedModelError
+    from hotstart.learner.serialization import FORMAT, parse_meta
+
+    text = '{"format": "%s", "task": {"std": {"x": Infinity}}, "model": {}}' % FORMAT
+    with pytest.raises(SavedModelError, match=r"run/task\.json is not valid JSON.*Infinity"):
+        parse_meta(text.encode(), "run/task.json")

@@ -69,8 +69,8 @@ def _read(path) -> tuple[Path, dict, bytes]:
 def parse_meta(data: bytes, where) -> dict:
     """The checked top level of a ``task.json``; `where` names the file in errors."""
     try:
-        meta = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        meta = json.loads(data.decode("utf-8"), parse_constant=_not_json)
+    except (UnicodeDecodeError, ValueError) as e:  # NaN / Infinity: not JSON, and never a valid statistic
         raise SavedModelError(f"{where} is not valid JSON: {e}") from None
     if not isinstance(meta, dict):
         raise SavedModelError(f"{where} should hold a JSON object, it holds {type(meta).__name__}")
@@ -81,6 +81,10 @@ def parse_meta(data: bytes, where) -> dict:
             what = "is missing" if key not in meta else f"should be a JSON object, not {meta[key]!r}"
             raise SavedModelError(f"{where}: {key!r} {what}")
     return meta
+
+
+def _not_json(name: str):
+    raise ValueError(f"{name} is not a JSON number (a statistic that overflowed when it was saved?)")
 
 
 def read_meta(path) -> dict:
