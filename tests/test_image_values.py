@@ -153,6 +153,7 @@ def _value_cases(tmp_path):
     cases = {
         "uint16 array": sixteen, "uint16 HxWx1": sixteen[..., None],
         "I;16 image": P.fromarray(sixteen), "I <= 255": P.fromarray(np.full((4, 7), 200, np.int32)),
+        "I;16B image": P.frombytes("I;16B", (7, 4), sixteen.astype(">u2").tobytes()), "float16 array": f.astype(np.float16),
         "I 16-bit": P.fromarray(sixteen.astype(np.int32)),
         "F image": P.fromarray(f, mode="F"), "float32 array": f, "float64 RGB": f[..., None].repeat(3, -1) * 0.5,
         "int64 <= 255": u8[..., 0].astype(np.int64), "int16 RGB": u8.astype(np.int16), "bool": f > 0.5,

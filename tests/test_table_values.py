@@ -131,10 +131,14 @@ def test_a_csv_that_is_not_utf8_names_the_file_line_and_encodings(tmp_path):
         TableData(path, target="t")
 
 
-def test_a_one_class_target_is_refused_when_the_task_is_built(tmp_path):
-    data, blocks = TableData(_csv(tmp_path, "x,t\n1,p\n2,p\n3,p\n"), target="t")
+def test_a_one_class_target_is_refused_naming_the_column_and_when_the_task_is_built(tmp_path):
+    """Before: accepted, then a traceback from torchmetrics a whole epoch later."""
+    from hotstart.blocks import Label, TableRow
+
+    with pytest.raises(DatasetError, match=r"target column 't' of .*t\.csv holds one value only \('p', in all 3 rows\)"):
+        TableData(_csv(tmp_path, "x,t\n1,p\n2,p\n3,p\n"), target="t")
     with pytest.raises(HotstartError, match=r"TabularClassificationSingle needs at least 2 classes, got 1: \['p'\]"):
-        TabularClassificationSingle(blocks)
+        TabularClassificationSingle((TableRow(["x"], []), Label(["p"])))
 
 
 def test_a_task_json_with_infinity_is_refused_at_load_naming_the_file():

@@ -120,7 +120,12 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
             raise DatasetError(f"TableData: several target columns {targets_cols} make a regression, not classes")
         t = targets_cols[0]
         targets = [category_key(columns[t][i]) for i in rows_kept]
-        target_block = Label(sorted(set(targets)))
+        classes = sorted(set(targets))
+        if len(classes) < 2:  # the task would refuse it too, without the column's name
+            raise DatasetError(f"TableData: target column {t!r} of {source} holds one value only "
+                               f"({classes[0]!r}, in all {len(targets)} rows): a classifier needs two classes or "
+                               f"more; choose another target column, or pass regression=True for numbers")
+        target_block = Label(classes)
     return Data(rows, targets), (row_block, target_block)
 
 
