@@ -141,6 +141,21 @@ def test_a_one_class_target_is_refused_naming_the_column_and_when_the_task_is_bu
         TabularClassificationSingle((TableRow(["x"], []), Label(["p"])))
 
 
+@pytest.mark.parametrize("key,value", [("std", float("inf")), ("std", 0.0), ("mean", float("nan")),
+                                       ("median", float("-inf"))])
+def test_given_statistics_must_be_finite_naming_the_column(key, value):
+    from hotstart.encodings import TabularPreprocessing
+    from hotstart.errors import UsageError
+
+    stats = {"median": {"x": 1.0}, "mean": {"x": 1.0}, "std": {"x": 1.0}}
+    stats[key]["x"] = value
+    with pytest.raises(UsageError, match=rf"the {key} of column 'x' is {value}"):
+        TabularPreprocessing([], ["x"], vocab={}, na_columns=[], **stats)
+    with pytest.raises(UsageError, match=r"target_std\[0\] is 0.0"):
+        TabularPreprocessing([], ["x"], vocab={}, na_columns=[], median={"x": 1.0}, mean={"x": 1.0},
+                             std={"x": 1.0}, target_mean=[0.0], target_std=[0.0])
+
+
 def test_a_task_json_with_infinity_is_refused_at_load_naming_the_file():
     """Python's json reads `Infinity`; a statistic that is infinite encodes every value to 0."""
     from hotstart.errors import SavedModelError

@@ -61,6 +61,22 @@ def finite_mean_std(values: np.ndarray, what: str) -> tuple[float, float]:
     return mean, std
 
 
+def _check_statistics(prep) -> None:
+    """Statistics given (e.g. read from a task.json) must be finite, with positive stds: an infinite
+    or zero std silently encodes a whole column to 0 (or NaN)."""
+    for c in prep.continuous:
+        for name in ("median", "mean", "std"):
+            v = getattr(prep, name)[c]
+            if not math.isfinite(v) or (name == "std" and v <= 0):
+                raise UsageError(f"TabularPreprocessing: the {name} of column {c!r} is {v}; it must be a finite "
+                                 f"number{' above 0' if name == 'std' else ''}")
+    for name in ("target_mean", "target_std"):
+        for j, v in enumerate(getattr(prep, name) or []):
+            if not math.isfinite(v) or (name == "target_std" and v <= 0):
+                raise UsageError(f"TabularPreprocessing: {name}[{j}] is {v}; it must be a finite number"
+                                 f"{' above 0' if name == 'target_std' else ''}")
+
+
 class TabularPreprocessing(Encoding):
     """Categorify, fill missing, normalize (statistics from `fit`); normalize regression targets."""
 
@@ -81,6 +97,7 @@ class TabularPreprocessing(Encoding):
             bad = [c for c in self.na_columns if c not in self.continuous]
             if bad:
                 raise UsageError(f"TabularPreprocessing: na_columns {bad} are not continuous columns")
+            _check_statistics(self)
             self._index = {c: {v: i for i, v in enumerate(self.vocab[c])} for c in self.categorical}
             self._fill = np.array([self.median[c] for c in self.continuous], dtype=np.float64)
             self._mean = np.array([self.mean[c] for c in self.continuous], dtype=np.float64)
