@@ -117,6 +117,17 @@ def test_numbers_read_as_categories_because_of_one_cell_warn_naming_the_column(t
         TableData(df, target="t")
 
 
+def test_a_numeric_target_read_as_classes_because_of_one_cell_warns(tmp_path):
+    """Before: a regression target with one text cell became a classifier of 30 'classes' silently."""
+    lines = ["x,y"] + [f"{i},{i * 1.5}" for i in range(30)]
+    lines[12] = "11,unknown"
+    with pytest.warns(UserWarning, match=r"column 'y' of .*t\.csv is read as categorical.*first 'unknown' in line 13"):
+        _, (_, target) = TableData(_csv(tmp_path, "\n".join(lines) + "\n"), target="y")
+    assert type(target).__name__ == "Label"
+    with pytest.raises(DatasetError, match=r"target column 'y' .* holds 'unknown' in line 13"):
+        TableData(_csv(tmp_path, "\n".join(lines) + "\n"), target="y", regression=True)
+
+
 def test_text_columns_and_clean_numbers_do_not_warn(tmp_path):
     lines = ["x,w,t"] + [f"{i * 1.5},{'abc'[i % 3]},{'pq'[i % 2]}" for i in range(30)]
     with warnings.catch_warnings():

@@ -102,6 +102,8 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
              **{c: _float(columns[c][i]) for c in continuous}} for i in rows_kept]
     is_regression = (len(targets_cols) > 1 or all(_is_continuous(columns[t]) for t in targets_cols)) \
         if regression is None else bool(regression)
+    if regression is None and not is_regression:
+        _warn_if_numbers_read_as_categories(targets_cols[0], columns[targets_cols[0]], source, row_name)
     if is_regression:
         for t in targets_cols:
             bad = next((i for i in rows_kept if _number(columns[t][i]) is None), None)
@@ -244,7 +246,7 @@ def _warn_if_numbers_read_as_categories(column: str, values: list, source: str, 
     warnings.warn(f"TableData: column {column!r} of {source} is read as categorical although "
                   f"{len(present) - len(odd)} of its {len(present)} values are numbers; {len(odd)} not, "
                   f"first {v!r} in {row_name(i)}. Fix or empty those cells, or pass continuous=[{column!r}] "
-                  f"(then they are an error naming the cell)", UserWarning, stacklevel=3)
+                  f"(regression=True for a target; then they are an error naming the cell)", UserWarning, stacklevel=3)
 
 
 def _is_number(v: Any) -> bool:
