@@ -121,7 +121,7 @@ def test_quiet_prints_neither_bars_nor_table_and_no_progress_keeps_the_table(tmp
     assert "epoch" not in captured.out and "\r" not in captured.err and "ImageClassificationSingle" not in captured.out
     assert captured.out.startswith("done: ") and "accuracy" in captured.out  # only the final summary
 
-    assert main([*argv, "--no-progress"]) == 0
+    assert main([*argv, "--no-progress", "--overwrite"]) == 0
     captured = capsys.readouterr()
     assert [row[0] for row in _table_rows(captured.out)] == ["epoch", "0"]
     assert "\r" not in captured.err and "it/s" not in captured.err

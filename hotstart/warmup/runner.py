@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..compile_cache.cache import cache_dir as resolve_cache_dir
+from ..compile_cache.quiet import quiet_torch_notices
 from ..interactive import draws_bars
 from .guard import SideEffectGuard
-from .quiet import quiet_torch_notices
 from .workloads import Registry, Workload, builtin_workloads
 
 DEFAULT_MAX_MEMORY_MB = 3072
