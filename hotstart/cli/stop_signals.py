@@ -1,16 +1,19 @@
-"""`stop_on_signals`: SIGTERM and SIGUSR1 stop a training run the way Ctrl-C does.
+"""`stop_on_signals`: Ctrl-C, SIGTERM and SIGUSR1 stop a training run at the end of a batch.
 
-Ctrl-C raises KeyboardInterrupt, and `train` answers it by writing what is finished (the model as
-of the last whole epoch, history.csv, loss.png). The other ways a run is stopped send other
-signals: ``timeout``, docker and SLURM's job end send SIGTERM, and SLURM's ``--signal=USR1@60``
-sends SIGUSR1 ahead of the end. Their default action kills the process, and every finished epoch
-was lost. Inside `stop_on_signals` they raise `Stopped` (a KeyboardInterrupt, so the loop unwinds
-exactly as for Ctrl-C and its ``after_fit`` still runs) carrying the signal's number, from which
-`exit_status` gives the conventional status (128 + number: 143 for TERM, 130 for Ctrl-C).
+`train` answers a stop by writing what is finished (the model as of the last whole epoch,
+history.csv, loss.png). The ways a run is stopped send different signals: Ctrl-C sends SIGINT;
+``timeout``, docker and SLURM's job end send SIGTERM; SLURM's ``--signal=USR1@60`` sends SIGUSR1
+ahead of the end. The default action of the last two kills the process, and every finished epoch
+was lost.
 
-The handlers are put back on exit, and only the first signal raises: a second one while the
-outputs are written gets the previous handler (the default: the process ends, and the atomic
-writes leave whole files or none).
+Inside `stop_on_signals`, the first of these signals only records itself (`StopRequest`); the
+loop's next ``after_batch`` (train's callback calls `StopRequest.check`) raises `Stopped`, a
+KeyboardInterrupt carrying the signal's number, so the loop unwinds as for Ctrl-C and its
+``after_fit`` runs. Why not raise in the handler: a signal lands anywhere, e.g. between an epoch's
+row and its checkpoint, which then would never be written; at a batch's end the epoch checkpoints
+of ``--checkpoint-dir`` are complete. A second signal raises at once (a batch that never ends
+cannot hold the run), and later ones get the previous handlers back. `exit_status` gives the
+conventional status, 128 + the number: 130 for Ctrl-C, 143 for TERM, 138 for USR1 (Linux).
 """
 from __future__ import annotations
 
@@ -20,20 +23,31 @@ import threading
 
 
 class Stopped(KeyboardInterrupt):
-    """A run stopped by a signal other than Ctrl-C; `signum` is the signal's number."""
+    """A run stopped by a signal; `signum` is the signal's number."""
 
     def __init__(self, signum: int):
         super().__init__(f"stopped by {signal.Signals(signum).name}")
         self.signum = signum
 
 
+class StopRequest:
+    """The signal received so far (None: none); `check` raises `Stopped` once one has come."""
+
+    def __init__(self):
+        self.signum: int | None = None
+
+    def check(self) -> None:
+        if self.signum is not None:
+            raise Stopped(self.signum)
+
+
 def stop_signals() -> list[int]:
-    """SIGTERM, and SIGUSR1 where the platform has it."""
-    return [s for s in (signal.SIGTERM, getattr(signal, "SIGUSR1", None)) if s is not None]
+    """SIGINT, SIGTERM, and SIGUSR1 where the platform has it."""
+    return [s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGUSR1", None)) if s is not None]
 
 
 def exit_status(interrupt: KeyboardInterrupt) -> int:
-    """128 + the signal's number (130 for a plain Ctrl-C)."""
+    """128 + the signal's number (130 for a plain KeyboardInterrupt)."""
     return 128 + int(getattr(interrupt, "signum", signal.SIGINT))
 
 
@@ -43,22 +57,26 @@ def signal_name(interrupt: KeyboardInterrupt) -> str:
 
 @contextlib.contextmanager
 def stop_on_signals():
-    """While inside: SIGTERM / SIGUSR1 raise `Stopped` in the main thread (elsewhere: no change,
-    since Python runs handlers in the main thread only)."""
+    """Yield a `StopRequest` that the signals fill in. Outside the main thread (where Python runs
+    no signal handlers) nothing changes, and the request stays empty."""
+    request = StopRequest()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield request
         return
     previous = {s: signal.getsignal(s) for s in stop_signals()}
 
     def handler(signum, frame):
-        for s, h in previous.items():  # only the first signal raises
+        if request.signum is None:
+            request.signum = signum  # stop at the end of the batch
+            return
+        for s, h in previous.items():  # the second one: now, and the next ones as before
             signal.signal(s, h)
         raise Stopped(signum)
 
     for s in previous:
         signal.signal(s, handler)
     try:
-        yield
+        yield request
     finally:
         for s, h in previous.items():
             signal.signal(s, h)

@@ -194,8 +194,9 @@ def run(args) -> int:
     resume = getattr(args, "resume", None)
     checkpoint_dir = getattr(args, "checkpoint_dir", None) or resume
     try:
-        with stop_on_signals():  # SIGTERM / SIGUSR1 stop the fit as Ctrl-C does
-            learner.fit_one_cycle(args.epochs, lr, callbacks=[finished, _hint(args, learner, tabular)],
+        with stop_on_signals() as stop:  # Ctrl-C, SIGTERM, SIGUSR1: stop at the end of a batch
+            callbacks = [finished, _stop_at_batch_end(stop), _hint(args, learner, tabular)]
+            learner.fit_one_cycle(args.epochs, lr, callbacks=callbacks,
                                   accumulate=getattr(args, "accumulate", 1), checkpoint_dir=checkpoint_dir,
                                   checkpoint_every=getattr(args, "checkpoint_every", None), resume=resume)
     except KeyboardInterrupt as stop:
@@ -309,6 +310,19 @@ def _last_epoch_weights():
             del rec.history[self.n_epochs:], rec.losses[self.n_losses:], rec.lrs[self.n_losses:]
 
     return LastEpochWeights()
+
+
+def _stop_at_batch_end(request):
+    """A callback that raises the signal `request` holds (stop_signals.py) at the end of a batch."""
+    from ..learner.callbacks.base import Callback
+
+    class StopAtBatchEnd(Callback):
+        order = 100  # after every other callback has seen the batch
+
+        def after_batch(self):
+            request.check()
+
+    return StopAtBatchEnd()
 
 
 def write_outputs(learner, out: Path) -> list[Path]:

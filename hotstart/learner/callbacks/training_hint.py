@@ -5,7 +5,7 @@ optimizer steps: the training loss fell, the validation accuracy stayed at chanc
 said why. Two signs are cheap to read after the fit, and each gets one line:
 
 - few optimizer steps (fewer than `min_steps`, 50 by default: the one-cycle schedule's warm-up
-  alone is a quarter of them);
+  alone is a quarter of them), unless the validation accuracy is already good (`good`, 0.9);
 - validation accuracy at chance (within `margin` of 1 / number of classes) while the training
   loss fell (its last tenth of batches below its first tenth).
 
@@ -24,11 +24,11 @@ DEFAULT_ADVICE = ("train longer (more epochs), use a smaller batch size (more st
 
 
 def fit_hint(steps: int, n_epochs: int, accuracy: float | None, n_classes: int | None, losses: list[float], *,
-             min_steps: int = 50, margin: float = 0.1) -> str | None:
+             min_steps: int = 50, margin: float = 0.1, good: float = 0.9) -> str | None:
     """The reason a finished fit probably learned too little (one sentence), or None. Pure: the
     callback feeds it what the fit recorded."""
     reasons = []
-    if steps < min_steps:
+    if steps < min_steps and (accuracy is None or accuracy < good):
         reasons.append(f"this fit made only {steps} optimizer step(s) in {n_epochs} epoch(s), too few to learn much")
     if accuracy is not None and n_classes and n_classes > 1 and accuracy <= 1.0 / n_classes + margin:
         k = max(1, len(losses) // 10)
