@@ -96,6 +96,10 @@ def test_module_entry_point_to_a_pipe_prints_the_table_and_no_bars(tmp_path, tin
     table = _table_rows(proc.stdout)
     assert [row[0] for row in table] == ["epoch", "0", "1"]
     assert table[0] == ["epoch", "train_loss", "valid_loss", "accuracy", "time"]
+    # 2 epochs of 3 batches: the end-of-fit hint says so, in this command's options
+    assert "hint: this fit made only 6 optimizer step(s) in 2 epoch(s)" in proc.stderr or float(table[-1][3]) >= 0.9
+    if "hint:" in proc.stderr:
+        assert "more --epochs (now 2), a smaller --batch-size (now 4)" in proc.stderr
 
     proc = subprocess.run([sys.executable, "-m", "hotstart", "train", str(tmp_path / "nope"), "--out", str(out)],
                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
