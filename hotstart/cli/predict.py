@@ -20,7 +20,9 @@ import sys
 from pathlib import Path
 
 from ..errors import SavedModelError, UsageError
-from .predict_rows import TABLE_KINDS
+
+# the table task kinds (cli/predict_rows.py reads their CSV rows; imported only when used: it needs numpy)
+TABLE_KINDS = ("TabularClassificationSingle", "TabularRegression")
 
 
 def add_parser(sub) -> argparse.ArgumentParser:

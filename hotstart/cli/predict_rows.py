@@ -23,7 +23,6 @@ from pathlib import Path
 from ..datasets.tabular import MISSING_CELLS  # the cells training read as missing
 from ..errors import UsageError
 
-TABLE_KINDS = ("TabularClassificationSingle", "TabularRegression")
 
 
 class RowError(UsageError):
