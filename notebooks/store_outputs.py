@@ -23,9 +23,9 @@ HERE = Path(__file__).resolve().parent
 PLACEHOLDER = "…"
 # (what, pattern, replacement) on every stored text output
 VOLATILE = [
-    ("a temporary path", re.compile(re.escape(tempfile.gettempdir()) + r"/[^\s'\"]+"), "<tmp>"),
+    ("a temporary folder", re.compile(re.escape(tempfile.gettempdir()) + r"/[^/\s'\"]+"), "<tmp>"),
     ("a duration", re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|µs|us|s)\b"), f"{PLACEHOLDER} s"),
-    ("a latency ratio", re.compile(r"(latency[^\n]*?)\d+(?:\.\d+)?x"), rf"\g<1>{PLACEHOLDER}x"),
+    ("a latency figure", re.compile(r"(latency[^:\n]*:)[^\n]*"), rf"\g<1> {PLACEHOLDER}"),
 ]
 
 
@@ -56,13 +56,17 @@ def clean(nb):
         for out in cell.outputs:
             if out.get("output_type") == "stream" and out.get("name") == "stderr":
                 continue
+            if kept and out.get("output_type") == "stream" and kept[-1].get("output_type") == "stream":
+                kept[-1]["text"] += out["text"]  # one stdout block, as Jupyter shows it (the epoch table's rows)
+                continue
+            kept.append(out)
+        for out in kept:
             if "text" in out:
                 out["text"] = _clean_text(out["text"])
             for mime, value in out.get("data", {}).items():
                 if mime.startswith("text/") and isinstance(value, str):
                     out["data"][mime] = _clean_text(value)
             out.get("metadata", {}).pop("execution", None)
-            kept.append(out)
         cell.outputs = kept
     return nb
 

@@ -1,4 +1,4 @@
-"""`stop_on_signals`: Ctrl-C, SIGTERM and SIGUSR1 stop a training run at the end of a batch.
+"""`stop_on_signals`: Ctrl-C, SIGTERM and SIGUSR1 stop a training run at the end of a batch (or epoch).
 
 `train` answers a stop by writing what is finished (the model as of the last whole epoch,
 history.csv, loss.png). The ways a run is stopped send different signals: Ctrl-C sends SIGINT;
@@ -11,7 +11,9 @@ loop's next ``after_batch`` (train's callback calls `StopRequest.check`) raises 
 KeyboardInterrupt carrying the signal's number, so the loop unwinds as for Ctrl-C and its
 ``after_fit`` runs. Why not raise in the handler: a signal lands anywhere, e.g. between an epoch's
 row and its checkpoint, which then would never be written; at a batch's end the epoch checkpoints
-of ``--checkpoint-dir`` are complete. A second signal raises at once (a batch that never ends
+of ``--checkpoint-dir`` are complete. With several processes, they stop together at the start of
+the next epoch instead (train's callback all-reduces the request there), since one process
+leaving mid-epoch would leave the others waiting in a collective. A second signal raises at once (a batch that never ends
 cannot hold the run), and later ones get the previous handlers back. `exit_status` gives the
 conventional status, 128 + the number: 130 for Ctrl-C, 143 for TERM, 138 for USR1 (Linux).
 """

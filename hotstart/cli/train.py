@@ -14,8 +14,8 @@ The run writes to --out: the model (weights.safetensors + task.json), history.cs
 An --out that holds an earlier run is refused unless --overwrite (or --resume): see
 `preflight.check_out` for why refusing, not numbering the runs.
 
-Stopping: Ctrl-C, SIGTERM (``timeout``, docker, SLURM) and SIGUSR1 (SLURM's ``--signal``) write
-what is finished (the model as of the last whole epoch, its history and loss plot; the
+Stopping: Ctrl-C, SIGTERM (``timeout``, docker, SLURM) and SIGUSR1 (SLURM's ``--signal``) stop
+at the end of a batch (several processes: of the epoch; cli/stop_signals.py) and write what is finished (the model as of the last whole epoch, its history and loss plot; the
 checkpoints of --checkpoint-dir are complete, and --resume continues from the newest) and exit
 with 128 + the signal's number (130, 143, 138). An error in a later epoch (a damaged image) also
 writes the finished epochs first, then prints its one line and exits with 1.
@@ -313,14 +313,25 @@ def _last_epoch_weights():
 
 
 def _stop_at_batch_end(request):
-    """A callback that raises the signal `request` holds (stop_signals.py) at the end of a batch."""
+    """A callback that raises the signal `request` holds (stop_signals.py): at the end of a batch in
+    one process; with several, at the start of the next epoch, where all of them agree (an
+    all-reduce of the request) so that none is left waiting in a collective the others never join."""
     from ..learner.callbacks.base import Callback
+    from .stop_signals import Stopped
 
     class StopAtBatchEnd(Callback):
         order = 100  # after every other callback has seen the batch
 
         def after_batch(self):
-            request.check()
+            if self.learner.backend.world_size == 1:
+                request.check()
+
+        def before_epoch(self):
+            backend = self.learner.backend
+            if backend.world_size > 1:
+                signum = int(backend.all_reduce_max(float(request.signum or 0)))
+                if signum:
+                    raise Stopped(signum)
 
     return StopAtBatchEnd()
 
