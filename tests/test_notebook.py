@@ -31,8 +31,10 @@ def _assert_stored_executed(path: Path) -> None:
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert not [o for o in outputs if o.get("name") == "stderr"], "stderr (progress bars, warnings) is stored"
     assert not [c for c in nb.cells if "execution" in c.metadata], "execution timestamps are stored"
-    text = _outputs_text(nb)
-    assert _store_outputs()._clean_text(text) == text, "a timing or a temporary path is stored"
+    texts = [t for o in outputs for t in [o.get("text", "")] + [v for k, v in o.get("data", {}).items()
+                                                              if k.startswith("text/") and isinstance(v, str)]]
+    clean_text = _store_outputs()._clean_text
+    assert [clean_text(t) for t in texts] == texts, "a timing or a temporary path is stored"
     assert path.stat().st_size < MAX_STORED_BYTES
 
 
