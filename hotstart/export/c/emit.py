@@ -53,6 +53,7 @@ class _Emitter:
         shape = " x ".join(str(d) for d in op.output.shape)
         self.calls.append(f"    /* {i}: {type(op).__name__} {op.layer} -> {shape} */")
         getattr(self, "op_" + type(op).__name__.lower())(f"l{i}", op)
+        self.calls.append(f"    HOTSTART_TRACE({i}, {self.at(op.output)}, {op.output.numel});")
 
     def op_inputtable(self, n, op):
         scale, z = op.output.scale, op.output.zero_point
@@ -167,6 +168,11 @@ def source_text(program: O.Program, plan, meta: dict, header_name: str) -> str:
 #include <string.h>
 
 #include "{header_name}"
+
+/* Define HOTSTART_TRACE(op, data, n) to see each op's int8 output (the harness can print it). */
+#ifndef HOTSTART_TRACE
+#define HOTSTART_TRACE(op, data, n) ((void)0)
+#endif
 
 /* ---- kernels ---- */
 {kernels}

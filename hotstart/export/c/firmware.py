@@ -61,3 +61,25 @@ def host_command(folder, name: str = "model", cc: str = "cc", out: str = "harnes
 def cortex_m_command(folder, name: str = "model", gcc: str = "arm-none-eabi-gcc", out: str = "model.elf") -> list[str]:
     return [gcc, *CFLAGS, *CORTEX_M4_FLAGS, "-T", str(folder / "cortex_m.ld"), "-o", str(folder / out),
             str(folder / "cortex_m_main.c"), str(folder / "cortex_m_startup.c"), str(folder / f"{name}.c")]
+
+
+def run_qemu(elf, timeout: float = 120.0, icount: bool = True) -> str:
+    """Run a Cortex-M harness in QEMU's mps2-an386; its semihosting output (QEMU writes it to
+    stderr) and stdout together. ``-icount shift=0``: virtual time counts instructions."""
+    import subprocess
+
+    cmd = [*QEMU_COMMAND, *(["-icount", "shift=0"] if icount else []), "-kernel", str(elf)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited with {done.returncode}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return done.stdout + done.stderr
+
+
+def arm_size(elf, size_tool: str = "arm-none-eabi-size") -> dict:
+    """``arm-none-eabi-size``'s text / data / bss, and flash = text + data, RAM = data + bss (bss
+    holds the stack, see cortex_m_startup.c)."""
+    import subprocess
+
+    out = subprocess.run([size_tool, str(elf)], capture_output=True, text=True, check=True).stdout.splitlines()
+    text, data, bss = (int(v) for v in out[1].split()[:3])
+    return {"text": text, "data": data, "bss": bss, "flash": text + data, "ram": data + bss}

@@ -211,7 +211,7 @@ class _Reader:
             raise ExportError(f"{describe(node)}: activations of type {zp.dtype} (uint8 or int8 expected)")
         z = _int8_zero_point(zp)
         if x == self.input_name:
-            t = O.Tensor("input", self.input_shape, float(scale), z)
+            t = O.Tensor("input", self.input_shape, float(scale), z, onnx_name=out)
             op = O.InputTable(layer="input")
             op.output = t
             op.qdtype = zp.dtype  # emit.py builds its tables with onnxruntime's QuantizeLinear of this type
@@ -221,7 +221,7 @@ class _Reader:
             return
         if x in self.pending:
             p = self.pending.pop(x)
-            t = O.Tensor(_c_name(layer_name(p.node), len(self.ops)), p.shape, float(scale), z)
+            t = O.Tensor(_c_name(layer_name(p.node), len(self.ops)), p.shape, float(scale), z, onnx_name=out)
             op = p.build(t, *self.clamp(p, t))
             op.output = t
             self.ops.append(op)
@@ -231,7 +231,7 @@ class _Reader:
         if math.isclose(src.scale, float(scale), rel_tol=1e-7) and src.zero_point == z:
             self.quant[out] = src
             return
-        t = O.Tensor(_c_name(layer_name(node), len(self.ops)), src.shape, float(scale), z)
+        t = O.Tensor(_c_name(layer_name(node), len(self.ops)), src.shape, float(scale), z, onnx_name=out)
         m, s = qmath.quantize_multiplier(src.scale / t.scale)
         op = O.Requantize(layer=layer_name(node), x=src, mult=m, shift=s)
         op.output = t

@@ -24,6 +24,7 @@ class Tensor:
     scale: float
     zero_point: int  # int8
     base: "Tensor | None" = None
+    onnx_name: str = ""  # the QuantizeLinear output it stands for (tracing, tests)
 
     @property
     def numel(self) -> int:

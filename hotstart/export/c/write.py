@@ -1,12 +1,25 @@
 """Writing the C files: ``NAME.c`` beside its header (each file atomic), or a folder swapped as a unit."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ...atomic import atomic_write_bytes
 from ...atomic_folder import write_folder
 from ..onnx import ExportReport
 from .convert import CModel, convert
+
+
+@dataclasses.dataclass
+class CExportReport(ExportReport):
+    """`ExportReport` worded for C: what was written, the RAM it needs, and the checks that ran."""
+
+    def __str__(self):
+        lines = [f"wrote {self.path} (C, {self.size_bytes / 1e6:.2f} MB of source)"]
+        if self.max_abs_diff == self.max_abs_diff:  # not NaN: there was an int8 export to check
+            lines[0] += f"; int8 ONNX vs torch on a check batch: {self.max_abs_diff:.2e}"
+        lines += [f"  {k}: {v}" for k, v in self.extra.items()]
+        return "\n".join(lines)
 
 
 def write_files(path, files: dict[str, str]) -> Path:
@@ -36,4 +49,4 @@ def write_c(model, path, *, harness: bool = False, ram_limit: int | None = None,
     written = write_files(path, files)
     extra = {"files": ", ".join(sorted(files)), **cmodel.summary()}
     size = sum(len(t.encode()) for t in cmodel.sources.values())
-    return ExportReport(written, "c", size, float("nan"), extra), cmodel
+    return CExportReport(written, "c", size, float("nan"), extra), cmodel

@@ -12,29 +12,26 @@ void hs_write(const char *s);
 void hs_write_int(int32_t v);
 void hs_exit(int ok);
 
-extern volatile uint32_t hs_systick_wraps;
 extern uint32_t hs_stack[];
 
 #define HS_SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define HS_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 #define HS_SYST_CVR (*(volatile uint32_t *)0xE000E018u)
 
-/* SysTick counts down from 2^24 - 1 at the processor clock; the interrupt counts the wraps. */
+/* SysTick counts down from 2^24 - 1 at the processor clock, no interrupt: restart it before what
+ * is timed, read it after; -1 if it wrapped (COUNTFLAG), i.e. more than 2^24 ticks went by. */
 static inline void hs_ticks_start(void)
 {
+    HS_SYST_CSR = 0;
     HS_SYST_RVR = 0xFFFFFFu;
     HS_SYST_CVR = 0;
-    hs_systick_wraps = 0;
-    HS_SYST_CSR = 7u; /* enable, interrupt, processor clock */
+    HS_SYST_CSR = 5u; /* enable, processor clock */
+    (void)HS_SYST_CSR; /* reading clears COUNTFLAG */
 }
 
-static inline uint64_t hs_ticks(void)
+static inline int32_t hs_ticks(void)
 {
-    uint32_t w, v;
-    do {
-        w = hs_systick_wraps;
-        v = HS_SYST_CVR;
-    } while (w != hs_systick_wraps);
-    return (uint64_t)w * 0x1000000u + (0xFFFFFFu - v);
+    const uint32_t v = HS_SYST_CVR;
+    return (HS_SYST_CSR & 0x10000u) ? -1 : (int32_t)(0xFFFFFFu - v);
 }
 #endif

@@ -8,7 +8,9 @@
 extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss;
 int main(void);
 
-uint32_t hs_stack[HS_STACK_WORDS]; /* in .bss: counted in the RAM figures */
+/* its own section after .bss (the zeroing of .bss must not wipe the stack it runs on); size(1)
+ * counts it with bss, so the RAM figure includes it */
+__attribute__((section(".stack"), aligned(8))) uint32_t hs_stack[HS_STACK_WORDS];
 
 static int sh_call(int op, const void *arg)
 {
@@ -58,13 +60,10 @@ static void Fault_Handler(void)
     hs_exit(0);
 }
 
-volatile uint32_t hs_systick_wraps;
-static void SysTick_Handler(void) { ++hs_systick_wraps; }
-
 __attribute__((section(".vectors"), used)) const void *const hs_vectors[16] = {
     (const void *)(hs_stack + HS_STACK_WORDS), (const void *)Reset_Handler,
     (const void *)Fault_Handler, (const void *)Fault_Handler, (const void *)Fault_Handler,
     (const void *)Fault_Handler, (const void *)Fault_Handler, 0, 0, 0, 0,
     (const void *)Fault_Handler, (const void *)Fault_Handler, 0,
-    (const void *)Fault_Handler, (const void *)SysTick_Handler,
+    (const void *)Fault_Handler, 0,
 };
