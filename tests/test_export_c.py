@@ -23,12 +23,10 @@ def small(tmp_path_factory, digits):
     from hotstart import ImageClassificationSingle, tasklearner
     from hotstart.export.c import onnx_to_c
     from hotstart.export.c.check import validation_pixels
-    from hotstart.learner.models import SmallCNN
 
     data, blocks = digits
     task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
-    backbone = SmallCNN(in_chans=1, size=(16, 16), widths=(8, 16, 32))
-    learner = tasklearner(task, data, backbone=backbone, seed=0, valid_pct=0.2, progress=False)
+    learner = tasklearner(task, data, backbone="smallcnn_micro", seed=0, valid_pct=0.2, progress=False)
     learner.fit_one_cycle(2, 1e-2)
     tmp = tmp_path_factory.mktemp("c-export")
     int8 = tmp / "digits-int8.onnx"
@@ -86,16 +84,24 @@ def test_host_build_equals_onnxruntime_on_every_validation_digit(small, host_bui
     assert accuracy > 0.8, accuracy
 
 
-def test_learner_export_c_writes_model_and_header_and_checks_itself(small, tmp_path):
+def test_learner_export_c_from_the_cli_writes_model_and_header_and_checks_itself(small, tmp_path, capsys):
+    """``hotstart export MODEL_DIR --format c`` -> learner.export(..., format="c"): int8, C, self-check."""
     if shutil.which("cc") is None:
         pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
-    report = small.learner.export(tmp_path / "digits.c", format="c", ram_limit=16 * 1024)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["digits.c", "digits.h"]
-    assert '#include "digits.h"' in (tmp_path / "digits.c").read_text()
-    assert report.extra["labels equal onnxruntime's"] == "359 / 359"
-    assert report.extra["largest logit difference from onnxruntime (int8 steps)"] <= 1
-    assert report.extra["valid accuracy (C)"] > 0.8
-    assert "needs RAM (activation arena): 4096 bytes" in str(report)
+    from hotstart.cli import main
+
+    small.learner.save(tmp_path / "model")
+    assert main(["export", str(tmp_path / "model"), "--format", "c", "--out", str(tmp_path / "c" / "digits.c"),
+                 "--ram-limit", "16384"]) == 0
+    printed = capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["digits.c", "digits.h"]
+    assert '#include "digits.h"' in (tmp_path / "c" / "digits.c").read_text()
+    assert "needs RAM (activation arena): 4096 bytes" in printed
+    assert "labels equal onnxruntime's: 359 / 359" in printed
+    assert "largest logit difference from onnxruntime (int8 steps): 0" in printed \
+        or "largest logit difference from onnxruntime (int8 steps): 1" in printed
+    accuracy = float(printed.split("valid accuracy (C): ")[1].split()[0])
+    assert accuracy > 0.8
 
 
 def test_resnet10t_class_model_at_32x32_agrees_with_onnxruntime(digits, tmp_path):
