@@ -139,11 +139,11 @@ def test_resnet10t_class_model_at_32x32_agrees_with_onnxruntime(digits, tmp_path
     clear = (top2[:, 1] - top2[:, 0]) > 2 * steps.max()  # a label that no rounding difference can flip
     print(f"resnet-class: {len(pixels)} images, labels equal {(labels == ref.argmax(1)).sum()}, logits equal "
           f"{np.mean(steps == 0):.4f}, within 1 step {np.mean(steps <= 1):.4f}, largest {steps.max()}")
-    # Every op but the average pool is bit-equal to onnxruntime; onnxruntime averages in float32, so
-    # it breaks exact ties (frequent in 2 x 2 windows) by float noise, the C half to even; later
-    # layers grow those 1-step differences a little.
-    assert steps.max() <= 4 and np.mean(steps <= 1) >= 0.9
-    assert (labels == ref.argmax(1))[clear].all() and clear.mean() > 0.5
+    # onnxruntime averages 2 x 2 windows in float32 (its rounding noise breaks the frequent exact
+    # ties): the C emulates that arithmetic exactly in integers (kernels/avg_f32.c). What is left
+    # are a few one-step differences where onnxruntime's fused kernels round a product in float32.
+    assert steps.max() <= 1 and np.mean(steps == 0) > 0.99
+    assert (labels == ref.argmax(1))[clear].all() and np.mean(labels == ref.argmax(1)) >= 0.98
 
 
 def program_meta(path):

@@ -30,7 +30,7 @@ class CModel:
         """Bytes of const data (weights, biases, multipliers, tables): what goes to flash, besides code."""
         total = 0
         for op in self.program.ops:
-            for name in ("weight", "bias", "mult", "shift", "tables"):
+            for name in ("weight", "bias", "mult", "shift", "deq"):
                 v = getattr(op, name, None)
                 if isinstance(v, np.ndarray):
                     total += v.nbytes

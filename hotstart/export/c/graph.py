@@ -325,16 +325,22 @@ class _Reader:
         ceil = bool(a.get("ceil_mode", 0))
         oh, ow = (_pool_out(x.shape[1], kh, sh, pt, pb, ceil), _pool_out(x.shape[2], kw, sw, pl, pr, ceil))
         include_pad = bool(a.get("count_include_pad", 0))
+        if kind == "avg" and (oh, ow) == (1, 1) and kh >= x.shape[1] and kw >= x.shape[2] and not any((pt, pl)) \
+                and not include_pad:
+            # one window over the whole input: onnxruntime runs it as a global average (integer sum,
+            # then one rescale), and so does the C (measured: its float window path differs there)
+            return self._global_avg(node, keep=True)
 
         def build(y, lo, hi):
-            if kind == "max":
-                same = math.isclose(x.scale, y.scale, rel_tol=1e-7) and x.zero_point == y.zero_point
-                m = None if same else qmath.quantize_multipliers([x.scale / y.scale])
-            else:
-                m = qmath.quantize_multipliers([x.scale / (y.scale * n) for n in range(1, kh * kw + 1)])
-            return O.Pool(layer=layer_name(node), kind=kind, x=x, kernel=(kh, kw), stride=(sh, sw),
-                          pads=(pt, pl, pb, pr), count_include_pad=include_pad,
-                          mult=None if m is None else m[0], shift=None if m is None else m[1], act_min=lo, act_max=hi)
+            common = dict(layer=layer_name(node), kind=kind, x=x, kernel=(kh, kw), stride=(sh, sw),
+                          pads=(pt, pl, pb, pr), count_include_pad=include_pad, act_min=lo, act_max=hi)
+            if kind == "avg":
+                deq, e0 = qmath.float32_dequant_table(x.scale, x.zero_point)
+                ym, ye = qmath.float32_parts(y.scale)
+                return O.Pool(**common, deq=deq, e0=e0, ym=ym, ye=ye)
+            same = math.isclose(x.scale, y.scale, rel_tol=1e-7) and x.zero_point == y.zero_point
+            m, s = (None, None) if same else qmath.quantize_multiplier(x.scale / y.scale)
+            return O.Pool(**common, mult=m, shift=s)
 
         self.defer(node, build, (x.shape[0], oh, ow))
 

@@ -94,11 +94,12 @@ class Linear(Op):
 
 @dataclasses.dataclass(eq=False)
 class Pool(Op):
-    """Max or average pooling over a window; `mult`/`shift` rescale to the output's quantization.
+    """Max or average pooling over a window.
 
-    Max: one (mult, shift), or None where input and output share scale and zero point (the max of
-    int8 codes is then the answer). Average: one (mult, shift) per window size 1..kh*kw, since
-    windows at the border can hold fewer values (count_include_pad=0).
+    Max: `mult`/`shift` rescale to the output's quantization, or None where input and output share
+    it (the max of the int8 codes is then the answer). Average: onnxruntime's float32 arithmetic,
+    emulated in integers (templates/kernels/avg_f32.c): `deq` is its dequantization table, `ym`/`ye`
+    the output scale as a float32 mantissa and exponent.
     """
 
     kind: str = "max"  # or "avg"
@@ -107,8 +108,12 @@ class Pool(Op):
     stride: tuple = (1, 1)
     pads: tuple = (0, 0, 0, 0)
     count_include_pad: bool = False
-    mult: np.ndarray = None
-    shift: np.ndarray = None
+    mult: int | None = None
+    shift: int | None = None
+    deq: np.ndarray = None
+    e0: int = 0
+    ym: int = 0
+    ye: int = 0
     act_min: int = -128
     act_max: int = 127
 

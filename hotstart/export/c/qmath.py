@@ -111,3 +111,21 @@ def input_tables(mean, std, scale: float, zero_point: int, dtype) -> np.ndarray:
     if elem == TensorProto.UINT8:
         q = q - 128
     return q.astype(np.int8)
+
+
+def float32_parts(value) -> tuple[int, int]:
+    """A float32 as (mantissa, exponent): value == mantissa * 2^exponent, mantissa < 2^24."""
+    f = float(np.float32(value))
+    m, e = math.frexp(f)
+    return int(m * (1 << 24)), e - 24
+
+
+def float32_dequant_table(scale: float, zero_point: int) -> tuple[np.ndarray, int]:
+    """``float32(v - zero_point) * float32(scale)`` for every int8 v, as onnxruntime dequantizes,
+    exactly: (int64 values d, e0) with value(v) == d[v + 128] * 2^e0 (for the C's hs_avg_f32)."""
+    vals = (np.arange(-128, 128, dtype=np.float32) - np.float32(zero_point)) * np.float32(scale)
+    parts = [math.frexp(float(v)) for v in vals if v != 0]
+    e0 = min(e for _, e in parts) - 24
+    table = np.array([int(math.ldexp(float(v), -e0)) for v in vals], dtype=np.int64)
+    assert all(math.ldexp(int(t), e0) == float(v) for t, v in zip(table, vals))  # exact by construction
+    return table, e0
