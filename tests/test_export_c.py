@@ -57,7 +57,7 @@ def test_model_c_is_c99_integer_only_with_one_static_arena(small):
     includes = {line.split()[1] for line in source.splitlines() if line.startswith("#include")}
     assert includes == {"<stdint.h>", "<string.h>", '"model.h"'}
     assert "malloc" not in source and "float" not in source and "double" not in source
-    assert source.count("static int8_t hs_arena[HOTSTART_ARENA_BYTES];") == 1
+    assert source.count("static int32_t hs_arena_words[(HOTSTART_ARENA_BYTES + 3) / 4];") == 1
     header = (small.folder / "model.h").read_text()
     assert "int hotstart_predict(const uint8_t *image, int8_t *logits);" in header
     assert "#define HOTSTART_INPUT_HEIGHT 16" in header and "#define HOTSTART_NUM_CLASSES 10" in header
@@ -231,3 +231,39 @@ def test_cli_export_format_c_with_harness_and_ram_limit(small, tmp_path, capsys)
         {p.name for p in out.iterdir()}
     assert main(["export", str(small.int8), "--format", "c", "--out", str(tmp_path / "x"), "--ram-limit", "100"]) == 1
     assert "needs 4096 bytes of RAM" in capsys.readouterr().err
+
+
+def test_depthwise_strided_padded_and_clipped_layers_equal_onnxruntime(digits, tmp_path):
+    """The ops hotstart's own backbones leave out: depthwise and strided convolution, ReLU6 (which the
+    quantizer folds into the output range), average pooling with padding (border windows hold fewer
+    values), max pooling with ceil_mode, flatten."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
+    import onnx
+    import torch.nn as nn
+
+    from hotstart import ImageClassificationSingle, tasklearner
+    from hotstart.export.c import host, onnx_to_c
+    from hotstart.export.c.check import validation_pixels
+    from hotstart.export.c.convert import convert
+
+    net = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(),
+                        nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8), nn.ReLU6(),
+                        nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False),
+                        nn.MaxPool2d(2, ceil_mode=True), nn.Flatten())
+    data, blocks = digits
+    task = ImageClassificationSingle(blocks, size=(20, 20), augment={"flip": 0.0})
+    learner = tasklearner(task, data.subset(list(range(300))), backbone=net, seed=0, progress=False)
+    learner.fit_one_cycle(1, 1e-2)
+    int8 = tmp_path / "odd-int8.onnx"
+    learner.export(int8, quantize="int8", measure=False, calibrate=64)
+    program = convert(onnx.load(str(int8))).program
+    convs = [op for op in program.ops if type(op).__name__ == "Conv"]
+    assert [c.groups for c in convs] == [1, 8] and convs[1].stride == (2, 2)
+    onnx_to_c(int8, tmp_path / "c", harness=True)
+    exe = host.compile_host(tmp_path / "c")
+    meta = program_meta(int8)
+    pixels, _ = validation_pixels(learner, meta)
+    labels, logits = host.run_host(exe, pixels, 10)
+    ref = host.onnxruntime_codes(int8.read_bytes(), pixels, meta, program.output.scale, program.output.zero_point)
+    assert np.abs(logits - ref).max() <= 1 and np.mean(labels == ref.argmax(1)) >= 0.98

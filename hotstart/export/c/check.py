@@ -10,7 +10,11 @@ from . import host
 
 
 def validation_pixels(learner, meta: dict, limit: int | None = None) -> tuple[np.ndarray, list]:
-    """The validation images as the C takes them (N x H x W x C uint8), and their targets."""
+    """The validation images as the C takes them (N x H x W x C uint8), and their targets.
+
+    Where the model's channels differ from the image's, gray is repeated to RGB (exact) and RGB
+    becomes luminance (ITU-R 601-2, rounded to uint8: the C's input is uint8, so close to the
+    predictor's float luminance but not equal). onnxruntime is then fed these same pixels."""
     from ...predictor import resized_pixels
 
     ds = learner.valid_loader.dataset
@@ -18,7 +22,11 @@ def validation_pixels(learner, meta: dict, limit: int | None = None) -> tuple[np
     pixels = np.stack([resized_pixels(ds.inputs[i], meta) for i in range(n)])
     channels = int(meta["channels"])
     if pixels.shape[-1] != channels:
-        pixels = np.repeat(pixels, channels, axis=-1) if channels == 3 else pixels[..., :1]
+        if channels == 3:
+            pixels = np.repeat(pixels, 3, axis=-1)
+        else:
+            weights = np.array([0.299, 0.587, 0.114])
+            pixels = np.clip(np.round(pixels[..., :3] @ weights), 0, 255).astype(np.uint8)[..., None]
     return pixels, [ds.targets[i] for i in range(n)]
 
 

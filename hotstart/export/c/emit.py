@@ -197,7 +197,9 @@ const char *const hotstart_class_names[HOTSTART_NUM_CLASSES] = {{
 }};
 
 {"".join(e.data)}
-static int8_t hs_arena[HOTSTART_ARENA_BYTES];
+/* the arena, word-aligned through its int32_t type (memory.py places tensors at multiples of 4) */
+static int32_t hs_arena_words[(HOTSTART_ARENA_BYTES + 3) / 4];
+#define hs_arena ((int8_t *)hs_arena_words)
 
 int hotstart_predict(const uint8_t *image, int8_t *logits)
 {{

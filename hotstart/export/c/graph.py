@@ -239,7 +239,7 @@ class _Reader:
         self.quant[out] = t
 
     def defer(self, node, build, shape):
-        if len(node.output) != 1 and not (node.op_type == "Dropout" and not node.output[1:]):
+        if len([o for o in node.output if o]) != 1:
             raise ExportError(f"{describe(node)}: only its first output is supported")
         self.pending[node.output[0]] = _Pending(node, build, tuple(shape))
 
