@@ -90,6 +90,7 @@ def run(args) -> int:
     extra = {"vendor": args.vendor} if fmt == "web" else {}
     if fmt == "c":
         extra = {"harness": args.harness, "ram_limit": args.ram_limit}
+    check_destinations(args, fmt)
     folder = model_folder(args.model_dir)
     data = _data_for(args, folder) if args.quantize or fmt == "c" else None
     learner = load_learner(folder, data, valid_pct=args.valid_pct, seed=args.seed, progress=False)
@@ -119,6 +120,29 @@ def _onnx_to_c(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def check_destinations(args, fmt: str) -> None:
+    """Every path the export will write, checked before the model is loaded and exported (the
+    export takes seconds to minutes; a bad --out used to fail only at its end)."""
+    from ..export.destination import check_file_destination, check_folder_destination
+
+    if args.out is not None:
+        if fmt == "c" and not str(args.out).endswith(".c"):
+            check_folder_destination(args.out, "--out")
+        elif fmt == "web":
+            from ..export.web import refuse_foreign_folder, vendor_dist
+
+            check_folder_destination(args.out, "--out")
+            refuse_foreign_folder(Path(args.out))
+            if args.vendor is not None:
+                vendor_dist(args.vendor)
+        else:
+            check_file_destination(args.out, "--out")
+    if args.bundle is not None:
+        check_folder_destination(args.bundle, "--bundle")
+        for name in ("model.onnx", "predictor.py", "README.md"):
+            check_file_destination(Path(args.bundle) / name, "--bundle")
 
 
 def _data_for(args, folder: Path):

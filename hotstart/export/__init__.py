@@ -6,7 +6,7 @@
     learner.export("digits-web", format="web", vendor=None)  # a static page (see web.py)
     learner.export("digits.c", format="c")                # C for microcontrollers (see c/)
 
-The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
+Every destination is checked before the export's work starts (destination.py). The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
 (numpy + pillow + onnxruntime) or a C++ program can use them without hotstart.
 """
 from __future__ import annotations
@@ -32,14 +32,22 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         raise ValueError(f"export: format must be one of {FORMATS}, got {format!r}")
     if quantize not in (None, "int8"):
         raise ValueError(f"export: quantize must be None or 'int8', got {quantize!r}")
+    from .destination import check_file_destination, check_folder_destination
+
     if format == "c":  # always int8: quantize=None or "int8"
         from .c import export_c
 
+        if path.suffix == ".c":
+            check_file_destination(path, "export path")
+        else:
+            check_folder_destination(path, "export path")
         return export_c(learner, path, calibrate=calibrate, **kwargs)
     if format == "web":
         if quantize is not None:
             raise ValueError("export: quantize='int8' is for format='onnx'; the web page runs the fp32 model")
         from .web import export_learner_web
+
+        check_folder_destination(path, "export path")
 
         return export_learner_web(learner, path, **kwargs)
     if format == "pt2":
@@ -47,7 +55,10 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
             raise ValueError("export: quantize='int8' is for format='onnx' (onnxruntime's static quantization)")
         from .pt2 import export_pt2
 
+        check_file_destination(path, "export path")
+
         return export_pt2(learner, path, **kwargs)
+    check_file_destination(path, "export path")
     if quantize == "int8":
         from .quantize import export_int8
 
