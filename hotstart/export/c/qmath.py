@@ -7,11 +7,12 @@ and a shift. We do the same, with one rounding (CMSIS-NN's ``CMSIS_NN_USE_SINGLE
 TFLite's ``TFLITE_SINGLE_ROUNDING``) rather than the older two (a rounding doubling high
 multiply, then a rounding divide by a power of two):
 
-    y = (acc * mult + 2^(shift - 1)) >> shift        64-bit product, then one arithmetic shift
+    y = round_half_to_even(acc * mult / 2^shift)     64-bit product, one rounding (kernels/common.c)
 
-which rounds half up (towards +infinity). onnxruntime's CPU kernels compute the same factor in
-float32 and round half to even, so the two agree except where the exact product lies within about
-1e-6 of a half: they differ by one step there and only there.
+Half to even, not CMSIS-NN's half up, because onnxruntime (the reference the tests hold the C to)
+rounds half to even: its CPU kernels compute the same factor in float32, so the two agree except
+where the exact product lies within about 1e-6 of a half. Average pooling is the exception that
+needed more (onnxruntime averages in float32; see kernels/avg_f32.c and `float32_dequant_table`).
 """
 from __future__ import annotations
 
@@ -50,12 +51,6 @@ def quantize_multipliers(reals) -> tuple[np.ndarray, np.ndarray]:
     pairs = [quantize_multiplier(r) for r in np.asarray(reals, dtype=np.float64).ravel()]
     return (np.array([m for m, _ in pairs], dtype=np.int64).astype(np.int32),
             np.array([s for _, s in pairs], dtype=np.int8))
-
-
-def requantize(acc, mult, shift):
-    """What the C's ``hs_requant`` computes, in numpy (int64): for checks and for tables."""
-    acc, mult, shift = (np.asarray(a, dtype=np.int64) for a in (acc, mult, shift))
-    return (acc * mult + (np.int64(1) << (shift - 1))) >> shift
 
 
 def add_multipliers(scale_a: float, scale_b: float, scale_y: float) -> tuple[int, int, int]:
