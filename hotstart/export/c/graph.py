@@ -212,9 +212,8 @@ class _Reader:
         z = _int8_zero_point(zp)
         if x == self.input_name:
             t = O.Tensor("input", self.input_shape, float(scale), z, onnx_name=out)
-            op = O.InputTable(layer="input")
+            op = O.InputTable(layer="input", qdtype=zp.dtype)
             op.output = t
-            op.qdtype = zp.dtype  # emit.py builds its tables with onnxruntime's QuantizeLinear of this type
             self.ops.append(op)
             self.input_tensor = t
             self.quant[out] = t

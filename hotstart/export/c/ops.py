@@ -50,9 +50,11 @@ class Op:
 
 @dataclasses.dataclass(eq=False)
 class InputTable(Op):
-    """The H x W x C uint8 image -> C x H x W int8, through one 256-entry table per channel."""
+    """The H x W x C uint8 image -> C x H x W int8, through one 256-entry table per channel.
 
-    tables: np.ndarray = None  # channels x 256 int8
+    emit.py fills the tables with onnxruntime's QuantizeLinear of the graph's type `qdtype`."""
+
+    qdtype: object = np.uint8  # the graph's activation type (onnxruntime's uint8, or int8)
 
     @property
     def inputs(self):
