@@ -18,10 +18,12 @@ from .protocol import PROTOCOL_VERSION
 # Environment variables read when the interpreter or a native library starts, before the fork:
 # a child cannot honour a client's different value. (CUDA_VISIBLE_DEVICES is not here: the server
 # never initialises CUDA, so each child reads its own.)
+# LANG / LC_*: the standard streams' encoding is chosen from the locale at start.
 STARTUP_ENV_PREFIXES = ("PYTHON", "LD_", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "GOTO_", "TORCH",
-                        "PYTORCH_", "VIRTUAL_ENV")
-# ours, and read per run: never a reason to refuse
-IGNORED_ENV = frozenset({"HOTSTART_SERVER", "HOTSTART_RUNTIME_DIR"})
+                        "PYTORCH_", "VIRTUAL_ENV", "LANG", "LC_")
+# read when used, not at start: what torchrun sets for its workers (TORCHELASTIC_*, the NCCL and
+# distributed settings, read when a process group is made), so they may be served; and ours
+IGNORED_ENV_PREFIXES = ("TORCHELASTIC_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_", "HOTSTART_")
 
 
 def identity() -> dict:
@@ -62,7 +64,7 @@ def identity_mismatch(server: dict, client: dict) -> str | None:
 
 def startup_env(env: dict) -> dict:
     """The part of an environment that only takes effect at process start."""
-    return {k: v for k, v in env.items() if k.startswith(STARTUP_ENV_PREFIXES) and k not in IGNORED_ENV}
+    return {k: v for k, v in env.items() if k.startswith(STARTUP_ENV_PREFIXES) and not k.startswith(IGNORED_ENV_PREFIXES)}
 
 
 def env_mismatch(server_env: dict, client_env: dict) -> str | None:

@@ -155,8 +155,10 @@ def hand_off(argv: list[str]) -> tuple[list[str], int | None]:
     """A ``hotstart ...`` command line: (argv without ``--no-server``, the status to exit with if a
     running server took the run, else None: go on in this process). Only ``train`` and ``predict``
     are handed off; silent when no server runs at all, one line when one exists but cannot be used."""
+    if not argv or argv[0] not in HANDED_OFF:
+        return argv, None
     argv, no_server = strip_no_server(argv)
-    if no_server or not argv or argv[0] not in HANDED_OFF or not server_wanted():
+    if no_server or not server_wanted():
         return argv, None
     code = run_served("module", "hotstart", argv, quiet_if_absent=True)
     return argv, None if code is None else exit_like(code)

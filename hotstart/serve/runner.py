@@ -4,7 +4,7 @@ Used twice: in a forked child of the server, and by the client itself when it fa
 plain run. What ``python script.py args`` sets up, this sets up:
 
 - ``sys.argv`` is ``[script as typed, *args]``; ``sys.path[0]`` is the script's folder, symlinks
-  resolved; ``__main__`` is a fresh module whose ``__file__`` is the absolute path,
+  resolved; ``__main__`` is a fresh module whose ``__file__`` is the path made absolute as python makes it,
   ``__spec__`` is None and ``__loader__`` a SourceFileLoader, so ``if __name__ == "__main__":``,
   pickling of ``__main__`` classes and Lightning Fabric's re-launch of the script all work;
 - an uncaught exception prints its traceback through ``sys.excepthook``, starting at the script's
@@ -24,7 +24,7 @@ import signal
 import sys
 import types
 
-_OUR_FILES = {os.path.normcase(os.path.abspath(__file__)), os.path.normcase(os.path.abspath(runpy.__file__))}
+_OUR_FILES = {os.path.abspath(__file__), os.path.abspath(runpy.__file__)}
 
 
 def run_script(path: str, args: list[str]) -> int:
@@ -34,7 +34,8 @@ def run_script(path: str, args: list[str]) -> int:
     sys.path[0] = os.path.dirname(real)
     if os.path.isdir(path) or not path.endswith(".py") and _is_zip(path):
         return _guarded(lambda: runpy.run_path(path, run_name="__main__"))
-    return _guarded(lambda: _exec_as_main(os.path.abspath(path)))
+    # python makes the path absolute by joining it to the cwd, without normalising it
+    return _guarded(lambda: _exec_as_main(path if os.path.isabs(path) else os.path.join(os.getcwd(), path)))
 
 
 def run_module(name: str, args: list[str]) -> int:
@@ -93,7 +94,7 @@ def exit_status(code) -> int:
 
 def _print_exception(e: BaseException) -> None:
     tb = e.__traceback__
-    while tb is not None and os.path.normcase(tb.tb_frame.f_code.co_filename) in _OUR_FILES:
+    while tb is not None and tb.tb_frame.f_code.co_filename in _OUR_FILES:
         tb = tb.tb_next
     sys.excepthook(type(e), e.with_traceback(tb), tb)  # the default hook prints e.__traceback__
 

@@ -66,12 +66,16 @@ class Server:
         """Claim the socket path, preload, make sure a fork is safe, then listen."""
         ensure_private_dir(self.path.parent)
         self._claim_path()
+        self.env = dict(os.environ)  # what the server started with: what a client must match
         took = preload(self.preload_names)
+        # variables the preloaded libraries set for themselves at import (lightning_fabric sets
+        # PYTORCH_NVML_BASED_CUDA_CHECK): a child gets them on top of the client's environment,
+        # since those libraries are imported in it
+        self.env_added = {k: v for k, v in os.environ.items() if self.env.get(k) != v}
         self.preload_s = sum(took.values())
         forksafety.settle()
         forksafety.check()
         self.identity = checks.identity()
-        self.env = dict(os.environ)
         self.stamps = Stamps()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # the socket file is born 0600: no window where others may connect
@@ -278,6 +282,7 @@ class Server:
         pid = os.fork()
         if pid == 0:  # the child: becomes the client's process and exits; never returns from here
             try:
+                request["env"] = {**request["env"], **self.env_added}
                 close = [self.listener.fileno(), self.wake_r, self.wake_w, channel.fileno(), *others]
                 child.become_client_process(request, channel.fds, close)
             finally:
