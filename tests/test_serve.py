@@ -183,6 +183,12 @@ def test_crashes_give_pythons_status_and_the_server_keeps_serving(served, args, 
     assert report(echo(served, "after"))["argv"][1:] == ["after"]
 
 
+def test_a_missing_script_reads_as_with_python(served, tmp_path):
+    a = hotstart(served, "run", "nope.py", cwd=tmp_path)
+    b = direct("nope.py", cwd=tmp_path)
+    assert a.returncode == b.returncode == 2 and a.stderr == b.stderr and "can't open file" in a.stderr
+
+
 def _start_sleeper(runtime, tmp_path):
     pidfile = tmp_path / "child.pid"
     proc = subprocess.Popen([sys.executable, "-m", "hotstart", "run", str(ECHO), "sleep", str(pidfile)],
@@ -329,9 +335,7 @@ def test_a_connection_from_another_uid_is_refused(bare):
             sock.connect(str(runtime / "serve.sock"))
         except PermissionError:
             return 10
-        channel = protocol.Channel(sock)
-        channel.send({"run": {}, "identity": {}}, fds=[0, 1, 2])
-        reply = channel.receive()
+        reply = protocol.Channel(sock).receive()  # the server speaks first, and only to refuse
         return 20 if reply and "uid" in reply.get("refused", "") else 30
 
     assert _as_nobody(connect_and_ask) == 10  # the socket is 0600 in a 0700 folder: no way in
@@ -420,9 +424,10 @@ def _without_time(text: str, out: Path) -> list[str]:
             for l in text.replace(str(out), "OUT").splitlines()]
 
 
-def test_served_and_direct_training_and_prediction_are_bit_identical(served, tmp_path):
+def test_served_and_direct_training_and_prediction_are_bit_identical(served, tmp_path, capsys):
     """`hotstart train` handed to the server vs `--no-server`: same weights, history and output;
-    then `hotstart predict MODEL_DIR img.png` the same way."""
+    then `hotstart predict MODEL_DIR img.png` served vs in this process (one intra-op thread in
+    both: conftest's and OMP_NUM_THREADS=1), which spares the test a cold start."""
     images = _tiny_folder(tmp_path / "images")
     served_before = status(served)["served"]
     runs = {}
@@ -442,9 +447,11 @@ def test_served_and_direct_training_and_prediction_are_bit_identical(served, tmp
 
     img = images / "dark" / "0.png"
     pa = hotstart(served, "predict", a / "model", img, "--json")
-    pb = hotstart(served, "predict", "--no-server", b / "model", img, "--json")
-    assert pa.returncode == pb.returncode == 0 and pa.stderr == pb.stderr == ""
-    assert pa.stdout == pb.stdout and json.loads(pa.stdout.splitlines()[0])
+    from hotstart.cli import main
+
+    capsys.readouterr()
+    assert pa.returncode == 0 and pa.stderr == "" and main(["predict", str(b / "model"), str(img), "--json"]) == 0
+    assert pa.stdout == capsys.readouterr().out and json.loads(pa.stdout.splitlines()[0])["label"] == "dark"
     assert status(served)["served"] == served_before + 2
 
 

@@ -29,6 +29,10 @@ _OUR_FILES = {os.path.abspath(__file__), os.path.abspath(runpy.__file__)}
 
 def run_script(path: str, args: list[str]) -> int:
     """Run the file at `path` as ``__main__``; the status ``python path *args`` would exit with."""
+    if not os.path.exists(path):  # python's own words and status for a missing script
+        print(f"{sys.executable}: can't open file {os.path.join(os.getcwd(), path)!r}: "
+              f"[Errno 2] No such file or directory", file=sys.stderr)
+        return 2
     sys.argv = [path, *args]
     real = os.path.realpath(path)
     sys.path[0] = os.path.dirname(real)
