@@ -162,6 +162,8 @@ def test_twenty_runs_in_a_row_and_four_at_once(served):
         assert json.loads(out)["argv"][1:] == ["at-once", str(i)]
     after = status(served)
     assert after["pid"] == before["pid"] and after["served"] == before["served"] + 24 and after["runs"] == []
+    # torch, timm, Fabric... loaded, 24 forks done: the server still holds one thread and nothing else
+    assert len(os.listdir(f"/proc/{after['pid']}/task")) == 1
 
 
 @pytest.mark.parametrize("args, code, stderr_has", [
@@ -287,6 +289,8 @@ def test_identity_mismatch_names_what_differs():
     assert checks.env_mismatch({"PATH": "a", "LD_PRELOAD": "x"}, {"PATH": "b", "LD_PRELOAD": "x"}) is None
     assert "PYTHONHASHSEED" in checks.env_mismatch({}, {"PYTHONHASHSEED": "0"})
     assert checks.env_mismatch({}, {"TORCHELASTIC_RUN_ID": "1", "HOTSTART_SERVER": "1"}) is None
+    assert checks.env_mismatch({}, {"TORCH_LOGS": "x"}, set_by_preload={"TORCH_LOGS": "x"}) is None
+    assert "TORCH_LOGS" in checks.env_mismatch({}, {"TORCH_LOGS": "y"}, set_by_preload={"TORCH_LOGS": "x"})
 
 
 def test_a_preloaded_module_changed_on_disk_stops_the_server(tmp_path):
@@ -464,13 +468,23 @@ def test_a_usage_error_handed_off_reads_as_unserved(served):
 # --- multi-process runs from a served run --------------------------------------------------------------
 def test_fabric_devices_2_from_a_served_script(served, tmp_path):
     """Fabric re-launches the script for rank 1 as `python /abs/script.py ...` (sys.executable and
-    sys.argv are the client's); both ranks train over gloo on CPU and agree."""
-    script = Path(__file__).parent / "scripts" / "ddp_digits.py"
-    proc = hotstart(served, "run", script, tmp_path / "out", "--devices", "2", "--epochs", "1", timeout=600)
+    sys.argv are the client's): rank 1 starts cold, rank 0 is served, and they all-reduce over gloo."""
+    script = tmp_path / "fabric_ranks.py"
+    script.write_text(
+        "import os, sys, torch\n"
+        "from lightning_fabric import Fabric\n"
+        "fabric = Fabric(accelerator='cpu', devices=2, strategy='ddp')\n"
+        "fabric.launch()\n"
+        "total = fabric.all_reduce(torch.tensor([fabric.global_rank + 1.0]), reduce_op='sum')\n"
+        "print(f\"RANK {fabric.global_rank} SUM {total.item()} ARGV {sys.argv[1:]} SERVED {'HOTSTART_SERVED' in os.environ}\", "
+        "flush=True)\n")
+    before = status(served)["served"]
+    proc = hotstart(served, "run", script, "--an-arg", timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    results = [json.loads(l.split(" ", 1)[1]) for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
-    assert sorted(r["rank"] for r in results) == [0, 1]
-    assert results[0]["history"] == results[1]["history"] and len(results[0]["history"]) == 1
+    lines = sorted(l for l in proc.stdout.splitlines() if l.startswith("RANK"))
+    # rank 1 inherits the served child's environment (HOTSTART_SERVED with rank 0's pid), yet is a plain process
+    assert lines == ["RANK 0 SUM 3.0 ARGV ['--an-arg'] SERVED True", "RANK 1 SUM 3.0 ARGV ['--an-arg'] SERVED True"]
+    assert status(served)["served"] == before + 1
 
 
 def test_torchrun_workers_are_served_clients(served, tmp_path):
@@ -493,3 +507,16 @@ def test_torchrun_workers_are_served_clients(served, tmp_path):
     lines = sorted(l for l in proc.stdout.splitlines() if l.startswith("RANK"))
     assert lines == ["RANK 0 OF 2 SUM 3.0 SERVED True", "RANK 1 OF 2 SUM 3.0 SERVED True"]
     assert status(served)["served"] == before + 2
+
+
+def test_hotstart_train_devices_2_serves_every_rank(served, tmp_path):
+    """`hotstart train --devices 2`: Fabric starts rank 1 as `python -m hotstart.__main__ train ...`,
+    which hands off to the server too; both ranks run warm, and the run writes its model."""
+    images = _tiny_folder(tmp_path / "images")
+    before = status(served)["served"]
+    proc = hotstart(served, "train", str(images), "--devices", "2", "--epochs", "1", "--size", "8", "8",
+                    "--batch-size", "4", "--out", str(tmp_path / "out"), "--no-progress", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "not using the server" not in proc.stderr and "GLOBAL_RANK: 1" in proc.stderr + proc.stdout
+    assert status(served)["served"] == before + 2  # rank 0 and rank 1
+    assert (tmp_path / "out" / "model" / "weights.safetensors").exists()

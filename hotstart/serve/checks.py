@@ -23,7 +23,10 @@ STARTUP_ENV_PREFIXES = ("PYTHON", "LD_", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENB
                         "PYTORCH_", "VIRTUAL_ENV", "LANG", "LC_")
 # read when used, not at start: what torchrun sets for its workers (TORCHELASTIC_*, the NCCL and
 # distributed settings, read when a process group is made), so they may be served; and ours
-IGNORED_ENV_PREFIXES = ("TORCHELASTIC_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_", "HOTSTART_")
+# PYTORCH_NVML_BASED_CUDA_CHECK: read when CUDA devices are counted; lightning_fabric sets it at import,
+# so every process of a Fabric run (the ranks it starts, too) has it.
+IGNORED_ENV_PREFIXES = ("TORCHELASTIC_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_", "PYTORCH_NVML_BASED_CUDA_CHECK",
+                        "HOTSTART_")
 
 
 def identity() -> dict:
@@ -67,11 +70,14 @@ def startup_env(env: dict) -> dict:
     return {k: v for k, v in env.items() if k.startswith(STARTUP_ENV_PREFIXES) and not k.startswith(IGNORED_ENV_PREFIXES)}
 
 
-def env_mismatch(server_env: dict, client_env: dict) -> str | None:
-    """The first start-up variable that differs, as one phrase, or None."""
+def env_mismatch(server_env: dict, client_env: dict, set_by_preload: dict | None = None) -> str | None:
+    """The first start-up variable that differs, as one phrase, or None. A value that a preloaded
+    library set for itself at import (`set_by_preload`) is as good as the server's own: a process
+    that imported that library has it too."""
     mine, theirs = startup_env(server_env), startup_env(client_env)
+    also = set_by_preload or {}
     for key in sorted(set(mine) | set(theirs)):
-        if mine.get(key) != theirs.get(key):
+        if mine.get(key) != theirs.get(key) and (key not in also or also[key] != theirs.get(key)):
             return (f"{key} differs from the server's ({_shown(mine.get(key))}, here {_shown(theirs.get(key))}); "
                     f"it takes effect only when a process starts")
     return None

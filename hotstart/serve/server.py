@@ -258,7 +258,7 @@ class Server:
         if self.stopping:
             return "the server is stopping"
         reason = (checks.identity_mismatch(self.identity, msg.get("identity") or {})
-                  or checks.env_mismatch(self.env, msg["run"]["env"]))
+                  or checks.env_mismatch(self.env, msg["run"]["env"], self.env_added))
         if reason:
             return reason
         if n_fds != 3:
