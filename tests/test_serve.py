@@ -476,8 +476,8 @@ def test_fabric_devices_2_from_a_served_script(served, tmp_path):
         "fabric = Fabric(accelerator='cpu', devices=2, strategy='ddp')\n"
         "fabric.launch()\n"
         "total = fabric.all_reduce(torch.tensor([fabric.global_rank + 1.0]), reduce_op='sum')\n"
-        "print(f\"RANK {fabric.global_rank} SUM {total.item()} ARGV {sys.argv[1:]} SERVED {'HOTSTART_SERVED' in os.environ}\", "
-        "flush=True)\n")
+        "line = f\"RANK {fabric.global_rank} SUM {total.item()} ARGV {sys.argv[1:]} SERVED {'HOTSTART_SERVED' in os.environ}\"\n"
+        "os.write(1, (line + '\\n').encode())  # one write: the two ranks share the pipe\n")
     before = status(served)["served"]
     proc = hotstart(served, "run", script, "--an-arg", timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -497,7 +497,8 @@ def test_torchrun_workers_are_served_clients(served, tmp_path):
         "dist.init_process_group('gloo')\n"
         "t = torch.tensor([dist.get_rank() + 1.0])\n"
         "dist.all_reduce(t)\n"
-        "print(f\"RANK {dist.get_rank()} OF {dist.get_world_size()} SUM {t.item()} SERVED {'HOTSTART_SERVED' in os.environ}\", flush=True)\n"
+        "line = f\"RANK {dist.get_rank()} OF {dist.get_world_size()} SUM {t.item()} SERVED {'HOTSTART_SERVED' in os.environ}\"\n"
+        "os.write(1, (line + '\\n').encode())  # one write: the two workers share the pipe\n"
         "dist.destroy_process_group()\n")
     before = status(served)["served"]
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--no-python",
