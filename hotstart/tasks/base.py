@@ -7,26 +7,19 @@ metrics. It never runs a training loop (that is the learner's job).
 from __future__ import annotations
 
 import io
-from typing import Any, ClassVar, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..blocks import Block, BlockValueError
 from ..encodings import Context, Encoding
 from ..errors import SampleError
-from ..kinds import KindRegistry, freeze
+from ..kinds import Kinded
 
 
-class SupervisedTask:
-    # The name in JSON: the short name for hotstart's own tasks, module.qualname for others
-    # (see hotstart/kinds.py); every subclass registers itself when it is defined. A subclass's
-    # `to_dict` writes ``"kind": self.kind``.
-    kind: ClassVar[str] = "SupervisedTask"
-    _kinds: ClassVar[KindRegistry] = KindRegistry("task")
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls.kind = SupervisedTask._kinds.register(cls)
+class SupervisedTask(Kinded, family="task"):
+    # The name in JSON, the registry of tasks, equality and hashing: `Kinded` (hotstart/kinds.py).
+    # A task's JSON holds its blocks and encodings (`to_dict`, `_from_params`).
 
     def __init__(self, blocks: Sequence[Block], encodings: Sequence[Encoding]):
         blocks = tuple(blocks)
@@ -152,23 +145,9 @@ class SupervisedTask:
         return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
                 "encodings": [e.to_dict() for e in self.encodings]}
 
-    @staticmethod
-    def from_dict(d: dict) -> "SupervisedTask":
-        """The task a `to_dict` result describes (`UnknownKindError` for an unknown kind)."""
-        if not isinstance(d, dict):
-            raise TypeError(f"a task is described by a dict (JSON object), got {d!r}")
-        d = dict(d)
-        return SupervisedTask._kinds.resolve(d.pop("kind", None))._from_params(d)
-
     @classmethod
     def _from_params(cls, d: dict) -> "SupervisedTask":
         return cls([Block.from_dict(b) for b in d["blocks"]], [Encoding.from_dict(e) for e in d["encodings"]])
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self.to_dict() == other.to_dict()
-
-    def __hash__(self):
-        return hash((type(self), freeze(self.to_dict())))  # equal tasks hash equal
 
     def __repr__(self):
         return f"{type(self).__name__}(blocks={self.blocks!r})"
