@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .errors import UnknownKindError
+from .errors import UnknownKindError, UsageTypeError
 
 __all__ = ["Kinded", "KindRegistry", "freeze", "full_name", "is_hotstart_class"]
 
@@ -126,7 +126,7 @@ class Kinded:
         (`UnknownKindError` for an unknown kind)."""
         what = cls._kinds.what
         if not isinstance(d, dict):
-            raise TypeError(f"a{'n' if what[0] in 'aeiou' else ''} {what} is described by a dict (JSON object), got {d!r}")
+            raise UsageTypeError(f"a{'n' if what[0] in 'aeiou' else ''} {what} is described by a dict (JSON object), got {d!r}")
         d = dict(d)
         return cls._kinds.resolve(d.pop("kind", None))._from_params(d)
 

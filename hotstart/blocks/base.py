@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import HotstartError
+from ..errors import HotstartError, UsageTypeError
 from ..kinds import Kinded
 
 
@@ -65,7 +65,7 @@ def is_tensor(x: Any) -> bool:
 def require_rng(rng: Any) -> np.random.Generator:
     """Mocks draw only from an explicit generator; refuse anything else (no global RNG)."""
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(
+        raise UsageTypeError(
             f"mock() needs a numpy.random.Generator (e.g. numpy.random.default_rng(0)), got {type(rng).__name__}"
         )
     return rng

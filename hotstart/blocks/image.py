@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UsageError
 from .base import Block, is_tensor, require_rng
 
 _CONVERTIBLE_MODES = {"1", "L", "LA", "P", "PA", "RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "LAB", "HSV",
@@ -44,11 +45,11 @@ class Image(Block):
 
     def __init__(self, channels: int | None = None, size=None):
         if channels not in (None, 1, 3):
-            raise ValueError(f"Image(channels=...) must be 1, 3 or None, got {channels!r}")
+            raise UsageError(f"Image(channels=...) must be 1, 3 or None, got {channels!r}")
         self.channels = channels
         self.size = None if size is None else tuple(int(s) for s in size)
         if self.size is not None and (len(self.size) != 2 or min(self.size) < 1):
-            raise ValueError(f"Image(size=...) must be (height, width) with positive values, got {size!r}")
+            raise UsageError(f"Image(size=...) must be (height, width) with positive values, got {size!r}")
 
     def _params(self):
         p = {"channels": self.channels}

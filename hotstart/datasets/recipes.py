@@ -19,6 +19,7 @@ from .containers import Data, mapobs
 from .errors import DatasetError
 from .images import load_image
 from .image_table import ImageTable
+from ..errors import UsageError
 
 __all__ = ["ImageFolders", "ImageTable", "IMAGE_EXTENSIONS", "list_images"]
 
@@ -143,7 +144,7 @@ def _normalize_extensions(extensions: Iterable[str]) -> tuple[str, ...]:
         extensions = (extensions,)
     exts = tuple(sorted({e.lower() if e.startswith(".") else "." + e.lower() for e in extensions}))
     if not exts:
-        raise ValueError("extensions must name at least one file extension, e.g. ('.jpg', '.png')")
+        raise UsageError("extensions must name at least one file extension, e.g. ('.jpg', '.png')")
     return exts
 
 

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..blocks import Block
+from ..errors import UsageError
 from ..kinds import Kinded
 
 
@@ -33,7 +34,7 @@ class Context(str, enum.Enum):
         try:
             return cls(value)
         except ValueError:
-            raise ValueError(f"context must be one of {[c.value for c in cls]}, got {value!r}") from None
+            raise UsageError(f"context must be one of {[c.value for c in cls]}, got {value!r}") from None
 
 
 class Encoding(Kinded, family="encoding"):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..blocks import Block, BlockValueError
 from ..encodings import Context, Encoding
-from ..errors import SampleError
+from ..errors import SampleError, UsageTypeError
 from ..kinds import Kinded
 
 
@@ -24,7 +24,7 @@ class SupervisedTask(Kinded, family="task"):
     def __init__(self, blocks: Sequence[Block], encodings: Sequence[Encoding]):
         blocks = tuple(blocks)
         if len(blocks) != 2 or not all(isinstance(b, Block) for b in blocks):
-            raise TypeError(f"a supervised task needs blocks=(input_block, target_block), got {blocks!r}")
+            raise UsageTypeError(f"a supervised task needs blocks=(input_block, target_block), got {blocks!r}")
         self.blocks = blocks
         self.encodings = tuple(encodings)
 
@@ -51,7 +51,7 @@ class SupervisedTask(Kinded, family="task"):
         context = Context.of(context)
         values = list(sample)
         if len(values) != len(self.blocks):
-            raise ValueError(f"{where or 'sample'}: expected {len(self.blocks)} values (input, target), got {len(values)}")
+            raise SampleError(f"{where or 'sample'}: expected {len(self.blocks)} values (input, target), got {len(values)}")
         try:
             for b, v in zip(self.blocks, values):
                 b.validate(v)
