@@ -32,23 +32,34 @@ def _module_name(path: Path, root: Path) -> tuple[str, str]:
     return ".".join(parts), ".".join(parts[:-1])
 
 
+def _from_module(node: ast.ImportFrom, package: str) -> str:
+    """The absolute name of the module a ``from ... import`` reads, its relative dots resolved."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _import_module_name(node: ast.AST) -> str | None:
+    """The literal name in an ``importlib.import_module("...")`` call, else None."""
+    if (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        return node.args[0].value
+    return None
+
+
 def _imported_names(tree: ast.AST, package: str) -> set[str]:
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
+            module = _from_module(node, package)
             names.add(module)
             names.update(f"{module}.{a.name}" for a in node.names)  # `from pkg import submodule`
-        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            names.add(node.args[0].value)
+        elif _import_module_name(node):
+            names.add(_import_module_name(node))
     return names
 
 
@@ -154,19 +165,13 @@ def _file_imports(tree: ast.AST, package: str, modules: set[str]) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
+            module = _from_module(node, package)
             subs = {f"{module}.{a.name}" for a in node.names} & modules
             found |= subs
             if len(subs) < len(node.names):
                 found.add(module)
-        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            found.add(node.args[0].value)
+        elif _import_module_name(node):
+            found.add(_import_module_name(node))
     return found & modules
 
 
