@@ -7,7 +7,7 @@ metrics. It never runs a training loop (that is the learner's job).
 from __future__ import annotations
 
 import io
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
