@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..atomic import atomic_path
+from ..compile_cache.quiet import quiet_torch_notices
 from ..errors import UsageError
 from .metadata import task_metadata
 from .onnx import ExportError, ExportReport, INPUT_NAME, OUTPUT_NAME, _failing_layer, eval_copy, example_batch
@@ -44,9 +45,12 @@ def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict
                           "without that layer (the default SmallCNN and timm's resnets export)") from e
     configs = {**(inductor_configs or {}), "aot_inductor.metadata": meta}
     check = example_batch(task, 3, seed=1)
-    with atomic_path(path, suffix=".pt2") as tmp:  # `path` is replaced only by a package that passed the check
-        torch._inductor.aoti_compile_and_package(program, package_path=str(tmp), inductor_configs=configs)
-        loaded = torch._inductor.aoti_load_package(str(tmp))
+    # `path` is replaced only by a package that passed the check. quiet: on a CPU machine with a CUDA
+    # toolkit, the C++ build logs torch's "No CUDA runtime is found"
+    with atomic_path(path, suffix=".pt2") as tmp:
+        with quiet_torch_notices():
+            torch._inductor.aoti_compile_and_package(program, package_path=str(tmp), inductor_configs=configs)
+            loaded = torch._inductor.aoti_load_package(str(tmp))
         with torch.no_grad():
             got, want = loaded(check), model(check)
         got = got[0] if isinstance(got, (list, tuple)) else got
