@@ -52,9 +52,26 @@ class SmallCNN(nn.Module):
         return self.pool(self.features(x)).flatten(1)
 
 
+SERIES_BACKBONES = ("inceptiontime", "resnet1d")
+
+
+def series_backbone(name: str, in_chans: int, cfg: dict | None = None) -> nn.Module:
+    """InceptionTime or the 1-D ResNet (hotstart/models/), from its name or its saved config."""
+    if name == "inceptiontime":
+        from ..models.inception_time import InceptionTime
+
+        return InceptionTime.from_config(cfg) if cfg else InceptionTime(in_chans)
+    from ..models.resnet1d import ResNet1d
+
+    return ResNet1d.from_config(cfg) if cfg else ResNet1d(in_chans)
+
+
 def build_backbone(backbone, *, in_chans: int, size, pretrained: bool = False) -> tuple[nn.Module, dict]:
     """(backbone module, its config for saving). `backbone` is None, a timm name, or a module."""
     check_backbone(backbone, pretrained)
+    if isinstance(backbone, str) and backbone in SERIES_BACKBONES:  # interim, until hotstart/models' registry
+        net = series_backbone(backbone, in_chans)
+        return net, dict(net.config)
     if backbone is None:
         net = SmallCNN(in_chans=in_chans, size=size)
         return net, {"kind": "SmallCNN", **net.config}
@@ -76,7 +93,12 @@ def build_backbone(backbone, *, in_chans: int, size, pretrained: bool = False) -
 
 def check_backbone(backbone, pretrained: bool = False) -> None:
     """Argument checks that need no data and no download: run them before anything is read."""
-    if isinstance(backbone, str):
+    if isinstance(backbone, str) and backbone in SERIES_BACKBONES:
+        if pretrained:
+            from ..errors import UsageError
+
+            raise UsageError(f"pretrained=True: the {backbone} backbone has no pretrained weights to load")
+    elif isinstance(backbone, str):
         from .backbone_names import check_backbone_name
 
         check_backbone_name(backbone)
@@ -95,6 +117,8 @@ def backbone_from_config(cfg: dict) -> nn.Module:
         from .tabular_model import TabularBackbone
 
         return TabularBackbone.from_config(cfg)
+    if cfg["kind"] in SERIES_BACKBONES:
+        return series_backbone(cfg["kind"], cfg["in_chans"], cfg)
     if cfg["kind"] == "timm":
         import timm
 
