@@ -5,6 +5,7 @@
     python -m benchmarks.run --quick --python "$BENCHVENV/bin/python" --out benchmarks/results/latest-scipy.json
     python -m benchmarks.run --quick --only startup,import # a subset
     python -m benchmarks.run --quick --only deploy         # torch vs ONNX fp32 / int8 vs .pt2 (benchmarks/deploy.py)
+    python -m benchmarks.run --only timeseries             # series: hotstart vs a plain loop (benchmarks/timeseries.py)
 
 How a run is measured (`run_child`): the parent notes ``time.time()`` right before it starts the
 child; the child (benchmarks/scripts/*_fit.py) prints JSON-line milestones with its own
@@ -456,7 +457,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="startup,throughput,warmup,import",
                     help="comma-separated subset of: startup, throughput (or throughput_digits, "
                          "throughput_synthetic128), warmup, import, deploy (not in the default set: it trains, "
-                         "exports and compiles a .pt2 first)")
+                         "exports and compiles a .pt2 first), timeseries (InceptionTime on ItalyPowerDemand)")
     ap.add_argument("--runs", type=int, default=None, help="override the runs per contender (at least 5 advised)")
     ap.add_argument("--startup-bs", type=int, default=None,
                     help="batch size of the startup workload (also the warmup comparison's); default 16, "
@@ -499,6 +500,11 @@ def main(argv=None) -> int:
     if "import" in only:
         log("import: import torch vs import torch, hotstart")
         report["comparisons"]["import"] = bench_import(py, cfg, log)
+    if "timeseries" in only:
+        from .timeseries import bench_timeseries
+
+        log("timeseries: hotstart vs a plain loop, InceptionTime on ItalyPowerDemand")
+        report["comparisons"]["timeseries"] = bench_timeseries(py, cfg, log, compare, add_ratios, SCRIPTS)
     if "deploy" in only:
         from .deploy import bench_deploy
 
