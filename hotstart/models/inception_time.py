@@ -90,3 +90,25 @@ class InceptionTime(nn.Module):
     def from_config(cls, cfg: dict) -> "InceptionTime":
         return cls(cfg["in_chans"], nf=cfg["nf"], depth=cfg["depth"], bottleneck=cfg["bottleneck"],
                    residual=cfg["residual"])
+
+
+def series_channels(task) -> int:
+    """Channels of a series task's encoded input (the mask channel included)."""
+    return int(task.encoded_blocks()[0].channels)
+
+
+def build_model(task, *, backbone=None, pretrained: bool = False):
+    """InceptionTime for the task's encoded series, plus the task's head; (model, config)."""
+    from ..errors import UsageError
+    from .builder import with_head
+
+    if pretrained:
+        raise UsageError("pretrained=True: the inceptiontime backbone has no pretrained weights to load")
+    net = InceptionTime(series_channels(task))
+    return with_head(task, net, dict(net.config))
+
+
+def model_from_config(config: dict, task):
+    from .builder import rebuild_with_head
+
+    return rebuild_with_head(task, config, InceptionTime.from_config(config["backbone"]))

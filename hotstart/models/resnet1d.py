@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch.nn as nn
 
-from .inception_time import same_conv1d
+from .inception_time import same_conv1d, series_channels
 
 KERNELS = (8, 5, 3)
 WIDTHS = (64, 128, 128)
@@ -56,3 +56,20 @@ class ResNet1d(nn.Module):
     @classmethod
     def from_config(cls, cfg: dict) -> "ResNet1d":
         return cls(cfg["in_chans"], widths=cfg["widths"])
+
+
+def build_model(task, *, backbone=None, pretrained: bool = False):
+    """ResNet1d for the task's encoded series, plus the task's head; (model, config)."""
+    from ..errors import UsageError
+    from .builder import with_head
+
+    if pretrained:
+        raise UsageError("pretrained=True: the resnet1d backbone has no pretrained weights to load")
+    net = ResNet1d(series_channels(task))
+    return with_head(task, net, dict(net.config))
+
+
+def model_from_config(config: dict, task):
+    from .builder import rebuild_with_head
+
+    return rebuild_with_head(task, config, ResNet1d.from_config(config["backbone"]))

@@ -1,6 +1,6 @@
 """Drawing a series: one line per channel (standardised units, as the model sees it), for the views.
 
-`show_batch` and `show_results` (plots.py) draw a series task's samples with this, titled with
+`show_batch` and `show_results` (show/images.py) draw a series task's samples with this, titled with
 the label (``target / prediction`` in results) as for images.
 """
 from __future__ import annotations
