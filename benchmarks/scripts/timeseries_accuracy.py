@@ -1,18 +1,20 @@
 """Accuracy of hotstart's series tasks on the archives' own test splits, over several seeds.
 
-    nice python -m benchmarks.scripts.timeseries_accuracy                      # all sets, 5 seeds
+    nice python -m benchmarks.scripts.timeseries_accuracy --nf 8          # what benchmarks/README.md reports
+    nice python -m benchmarks.scripts.timeseries_accuracy                 # the paper's width (nf 32): ~16x the CPU
     nice python -m benchmarks.scripts.timeseries_accuracy --sets GunPoint --seeds 1 --scale 0.1   # a smoke run
 
-Each run trains InceptionTime (full size: 6 modules of 4 x 32 filters, 420k parameters) with
-`fit_one_cycle` on the whole training split (validation monitors 16 training series: nothing is
-selected on it), then scores the held-out test split once. Published figures are from
-hfawaz/InceptionTime ``results-InceptionTime-128.csv`` (UCR 2018 archive, an ensemble of 5
-networks trained 1,500 epochs each); ours are single networks trained far shorter, because the
-2 shared CPU cores of this machine allow no more. Covid3Month (TSER) is a regression: RMSE of
-InceptionTime beside a ridge regression on the same standardised series (alpha by 5-fold CV on
-the training split).
+Each run trains one InceptionTime (6 modules, a residual every 3; `--nf` filters per branch, the
+paper's 32 by default) with `fit_one_cycle` (epochs, batch and lr_max in `PLAN`) on the whole
+training split (validation only watches 16 training series: nothing is selected on it), then
+scores the held-out test split once. The published figures are from hfawaz/InceptionTime
+``results-InceptionTime-128.csv`` (UCR 2018 archive): an ensemble of 5 networks of width 32
+trained 1,500 epochs each; ours are single networks trained far shorter, because 2 shared CPU
+cores allow no more. Covid3Month (TSER) is a regression: RMSE of InceptionTime beside a ridge
+regression on the same standardised series (alpha by 5-fold CV on the training split).
 
-Prints one JSON line per run and writes the summary to benchmarks/results/timeseries-accuracy.json.
+Prints one JSON line per run and, after each set, writes what is done to `--out`
+(default benchmarks/results/timeseries-accuracy.json).
 """
 from __future__ import annotations
 
