@@ -10,8 +10,9 @@ entry in predictor.py's `KINDS` table.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
+
+from ..strict_json import dumps
 
 FORMAT = "hotstart.onnx/1"
 
@@ -88,7 +89,7 @@ def task_metadata(task, *, input_name: str = "input", output_name: str = "logits
                          f"{sorted(KIND_METADATA)} (add an entry to hotstart/export/metadata.py's KIND_METADATA)")
     values = {"format": FORMAT, "kind": kind, "hotstart_version": __version__,
               "input_name": input_name, "output_name": output_name, **build(task), "task": task.to_dict()}
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+    return {k: v if isinstance(v, str) else dumps(v, f"export metadata key {k!r}") for k, v in values.items()}
 
 
 def page_fields(task) -> dict[str, Any]:

@@ -57,20 +57,17 @@ def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict
 
 def load_pt2(path):
     """(callable model, metadata dict with JSON values decoded) of a .pt2 written by `export_pt2`."""
-    import json
-
     import torch
+
+    from ..predictor import check_metadata, decode_metadata
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such .pt2 package")
     model = torch._inductor.aoti_load_package(str(path))
-    meta = {}
-    for k, v in model.get_metadata().items():
-        try:
-            meta[k] = json.loads(v)
-        except (json.JSONDecodeError, TypeError):
-            meta[k] = v
-    if meta.get("format") != "hotstart.pt2/1":
-        raise ValueError(f"{path}: not a .pt2 written by hotstart's export (format {meta.get('format')!r})")
+    props = dict(model.get_metadata())
+    if props.get("format") != "hotstart.pt2/1":
+        raise ValueError(f"{path}: not a .pt2 written by hotstart's export (format {props.get('format')!r})")
+    meta = decode_metadata(props, str(path))  # the predictor's decoding and checks: one implementation
+    check_metadata(meta, str(path))
     return model, meta
