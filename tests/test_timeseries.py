@@ -208,6 +208,12 @@ def test_export_parity_with_the_torch_free_predictor_on_all_of_gunpoint_test(gun
     got = [label for label, _ in predictor.predict_many(series, batch_size=50)]
     want = [learner.predict(s)[0] for s in series]
     assert got == want and len(got) == 150
+    # int8 (onnxruntime static quantization, calibrated on the training series) holds the accuracy
+    learner.export(tmp_path / "gp-int8.onnx", quantize="int8", calibrate=50)
+    labels = [test[1][i] for i in range(150)]
+    fp32 = predictor.evaluate(series, labels)["accuracy"]
+    int8 = Predictor.load(tmp_path / "gp-int8.onnx").evaluate(series, labels)["accuracy"]
+    assert int8 >= fp32 - 0.03, (fp32, int8)
 
 
 def test_cli_trains_a_ts_file_and_the_warmup_has_a_series_workload(tmp_path, capsys):
