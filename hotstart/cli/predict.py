@@ -3,9 +3,10 @@
     python -m hotstart predict digits.onnx img1.png img2.png     # never imports torch
     python -m hotstart predict runs/hotstart img1.png             # a saved learner (torch)
     python -m hotstart predict digits.pt2 img1.png --json         # an AOTInductor package (torch)
+    python -m hotstart predict digits.pte img1.png                # an ExecuTorch program (its runtime)
 
 MODEL is an .onnx file from ``hotstart export`` (run by hotstart/predictor.py: numpy, pillow and
-onnxruntime only), a .pt2 package, or a folder written by ``learner.save``. Every image is read and
+onnxruntime only), a .pt2 package, a .pte program (ExecuTorch's runtime), or a folder written by ``learner.save``. Every image is read and
 converted as hotstart's Image block does. An unreadable image gets an error line naming the file;
 the other images are still predicted, and the exit status is 1.
 """
@@ -21,7 +22,7 @@ from ..errors import SavedModelError, UsageError
 def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("predict", help="predict images with a saved model, an .onnx or a .pt2 file",
                        description="Print each image's label and top-k probabilities.")
-    p.add_argument("model", help="an .onnx file, a .pt2 package, or a folder written by learner.save")
+    p.add_argument("model", help="an .onnx file, a .pt2 package, a .pte program, or a folder written by learner.save")
     p.add_argument("images", nargs="+", help="image files")
     p.add_argument("--top-k", type=int, default=3, help="how many classes to show (default 3)")
     p.add_argument("--json", action="store_true", help="print one JSON object per image")
@@ -38,6 +39,8 @@ def run(args) -> int:
         model = _load_onnx(P, path)  # no torch on this path
     elif path.suffix.lower() == ".pt2":
         model = _Pt2Model(path)
+    elif path.suffix.lower() == ".pte":
+        model = _load_pte(path)
     else:
         model = _LearnerModel(path)
     return P.predict_paths(model, args.images, args.top_k, args.json, out=sys.stdout)
@@ -52,6 +55,16 @@ def _load_onnx(P, path: Path):
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         msg = msg if msg.startswith(str(path)) else f"{path}: {msg}"
         raise SavedModelError(f"{msg} (is it an .onnx written by `python -m hotstart export`?)") from e
+
+
+def _load_pte(path: Path):
+    """export/pte.py's `PteModel`, with a damaged or non-hotstart .pte as a `SavedModelError`."""
+    from ..export.pte import PteModel
+
+    try:
+        return PteModel(path)
+    except ValueError as e:
+        raise SavedModelError(f"{e} (is it a .pte written by `python -m hotstart export --format pte`?)") from e
 
 
 class _LearnerModel:

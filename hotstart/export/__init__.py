@@ -1,8 +1,12 @@
-"""A trained learner out of the framework: ONNX (fp32 or int8) and .pt2 (torch.export + AOTInductor).
+"""A trained learner out of the framework: ONNX (fp32 or int8), .pt2 (torch.export + AOTInductor),
+ExecuTorch .pte (fp32 or int8, see pte.py) and int8 from quantization-aware training (qat.py).
 
     learner.export("digits.onnx")                         # -> ExportReport (printable)
     learner.export("digits-int8.onnx", quantize="int8")
     learner.export("digits.pt2", format="pt2")
+    learner.export("digits.pte", batch_size=1)            # ExecuTorch + XNNPACK; static batch size
+    learner.export("digits-int8.pte", quantize="int8")
+    learner.quantize("pte", qat_epochs=1).export("digits-qat.pte")
     learner.export("digits-web", format="web", vendor=None)  # a static page (see web.py)
 
 The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
@@ -16,17 +20,17 @@ from .onnx import ExportError, ExportReport
 
 __all__ = ["export", "ExportError", "ExportReport"]
 
-FORMATS = ("onnx", "pt2", "web")
+FORMATS = ("onnx", "pt2", "pte", "web")
 
 
 def export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
            **kwargs) -> ExportReport:
-    """Export `learner` to `path`; `format` defaults from the suffix (.onnx / .pt2)."""
+    """Export `learner` to `path`; `format` defaults from the suffix (.onnx / .pt2 / .pte)."""
     path = Path(path)
     if format is None:
-        format = {".onnx": "onnx", ".pt2": "pt2"}.get(path.suffix.lower())
+        format = {".onnx": "onnx", ".pt2": "pt2", ".pte": "pte"}.get(path.suffix.lower())
         if format is None:
-            raise ValueError(f"export: cannot tell the format from {path.name!r}; pass format='onnx' or 'pt2'")
+            raise ValueError(f"export: cannot tell the format from {path.name!r}; pass format='onnx', 'pt2' or 'pte'")
     if format not in FORMATS:
         raise ValueError(f"export: format must be one of {FORMATS}, got {format!r}")
     if quantize not in (None, "int8"):
@@ -37,9 +41,13 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         from .web import export_learner_web
 
         return export_learner_web(learner, path, **kwargs)
+    if format == "pte":
+        from .pte import export_pte
+
+        return export_pte(learner, path, quantize=quantize, calibrate=calibrate, **kwargs)
     if format == "pt2":
         if quantize is not None:
-            raise ValueError("export: quantize='int8' is for format='onnx' (onnxruntime's static quantization)")
+            raise ValueError("export: quantize='int8' is for format='onnx' or 'pte'")
         from .pt2 import export_pt2
 
         return export_pt2(learner, path, **kwargs)

@@ -80,3 +80,15 @@ def page_fields(task) -> dict[str, Any]:
     if build is None:
         raise ValueError(f"exporting a {kind} model is not supported yet; exportable task kinds: {sorted(KIND_METADATA)}")
     return {"kind": kind, **build(task)}
+
+
+def decode_values(props: dict[str, str]) -> dict[str, Any]:
+    """Flat string metadata (as `task_metadata` writes it) -> values, JSON decoded where it is JSON
+    (format, kind and the names stay plain strings)."""
+    out: dict[str, Any] = {}
+    for k, v in props.items():
+        try:
+            out[k] = json.loads(v)
+        except (json.JSONDecodeError, TypeError):
+            out[k] = v
+    return out

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..atomic import atomic_open
 from .metadata import task_metadata
-from .onnx import ExportError, ExportReport, INPUT_NAME, OUTPUT_NAME, _failing_layer, eval_copy, example_batch
+from .onnx import ExportError, ExportReport, INPUT_NAME, OUTPUT_NAME, failing_layer, eval_copy, example_batch
 
 
 def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict | None = None) -> ExportReport:
@@ -36,7 +36,7 @@ def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict
         with torch.no_grad():
             program = torch.export.export(model, (x,), dynamic_shapes=({0: batch},), strict=False)
     except Exception as e:
-        raise ExportError(f"torch.export failed{_failing_layer(model, x)}: {type(e).__name__}: "
+        raise ExportError(f"torch.export failed{failing_layer(model, x)}: {type(e).__name__}: "
                           f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}\nWhat to try: a backbone "
                           "without that layer (the default SmallCNN and timm's resnets export)") from e
     configs = {**(inductor_configs or {}), "aot_inductor.metadata": meta}
@@ -57,20 +57,15 @@ def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict
 
 def load_pt2(path):
     """(callable model, metadata dict with JSON values decoded) of a .pt2 written by `export_pt2`."""
-    import json
-
     import torch
+
+    from .metadata import decode_values
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such .pt2 package")
     model = torch._inductor.aoti_load_package(str(path))
-    meta = {}
-    for k, v in model.get_metadata().items():
-        try:
-            meta[k] = json.loads(v)
-        except (json.JSONDecodeError, TypeError):
-            meta[k] = v
+    meta = decode_values(model.get_metadata())
     if meta.get("format") != "hotstart.pt2/1":
         raise ValueError(f"{path}: not a .pt2 written by hotstart's export (format {meta.get('format')!r})")
     return model, meta

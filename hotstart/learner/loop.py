@@ -435,10 +435,20 @@ class Learner:
 
     def export(self, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
                **kwargs):
-        """Export the model with its task: ONNX (``quantize="int8"`` optional) or .pt2; see hotstart/export/."""
+        """Export the model with its task: ONNX or .pte (``quantize="int8"`` optional) or .pt2; see hotstart/export/."""
         from ..export import export
 
         return export(self, path, format, quantize=quantize, calibrate=calibrate, **kwargs)
+
+    def quantize(self, target: str = "pte", *, qat_epochs: int = 1, lr_max: float = 1e-4, calibrate: int = 256,
+                 **kwargs):
+        """int8 for `target` ("pte": ExecuTorch/XNNPACK, "onnx": QDQ for onnxruntime) by
+        quantization-aware training for `qat_epochs` (0: post-training calibration); returns a
+        QuantizedModel (``.validate()``, ``.export(path)``); this learner is unchanged. See
+        hotstart/export/qat.py for why this is a step after training."""
+        from ..export.qat import quantize_learner
+
+        return quantize_learner(self, target, qat_epochs=qat_epochs, lr_max=lr_max, calibrate=calibrate, **kwargs)
 
     def summary(self, **kwargs) -> str:
         """Print each layer's output shape and parameter count (computed on meta tensors); see summary.py."""
