@@ -44,8 +44,8 @@ _LAZY = {
     "ToDevice": "hotstart.learner",
     "callbacks": "hotstart.learner",
 }
-_SUBMODULES = {"blocks", "encodings", "tasks", "datasets", "learner", "metrics", "warmup", "compile_cache",
-               "interpret"}
+_SUBMODULES = {"blocks", "encodings", "tasks", "datasets", "models", "learner", "show", "metrics", "warmup",
+               "compile_cache", "interpret"}
 
 __all__ = sorted(_LAZY) + sorted(_SUBMODULES)
 

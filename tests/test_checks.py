@@ -34,7 +34,7 @@ def task16(digits_small):
 
 def test_channels_mismatch_is_caught_before_any_data(task16, data_never_read):
     from hotstart import tasklearner
-    from hotstart.learner.models import SmallCNN, TaskModel
+    from hotstart.models import SmallCNN, TaskModel
     from hotstart.tasks.checks import ModelTaskMismatch
 
     model = TaskModel(SmallCNN(in_chans=3, size=(16, 16)), nn.Linear(256, 10))
@@ -44,7 +44,7 @@ def test_channels_mismatch_is_caught_before_any_data(task16, data_never_read):
 
 def test_head_size_mismatch_is_caught_before_any_data(task16, data_never_read):
     from hotstart import tasklearner
-    from hotstart.learner.models import SmallCNN, TaskModel
+    from hotstart.models import SmallCNN, TaskModel
     from hotstart.tasks.checks import ModelTaskMismatch
 
     model = TaskModel(SmallCNN(in_chans=1, size=(16, 16)), nn.Linear(256, 7))

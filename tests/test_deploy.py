@@ -245,7 +245,7 @@ def test_export_failure_names_the_layer(deployed, tmp_path):
 
     from hotstart import tasklearner
     from hotstart.export import ExportError
-    from hotstart.learner.models import TaskModel
+    from hotstart.models import TaskModel
 
     class DataDependent(nn.Module):
         def forward(self, x):

@@ -97,7 +97,7 @@ def empty_caches(tmp_path, monkeypatch):
 
 
 def test_pretrained_offline_fails_fast_with_what_to_do(digits_task, empty_caches, monkeypatch, no_network):
-    from hotstart.learner.pretrained import PretrainedWeightsUnavailable
+    from hotstart.models.pretrained import PretrainedWeightsUnavailable
 
     data, task = digits_task
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -112,7 +112,7 @@ def test_pretrained_offline_fails_fast_with_what_to_do(digits_task, empty_caches
 
 def test_pretrained_unreachable_host_fails_fast(empty_caches, monkeypatch):
     """No HF_HUB_OFFLINE, but no connection can be made: one quick probe, then the same clear error."""
-    from hotstart.learner.pretrained import PretrainedWeightsUnavailable, locate_pretrained
+    from hotstart.models.pretrained import PretrainedWeightsUnavailable, locate_pretrained
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)

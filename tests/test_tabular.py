@@ -14,7 +14,7 @@ from hotstart.blocks.table import category_key
 from hotstart.datasets import DatasetError, TableData
 from hotstart.datasets.penguins import PENGUINS_FILE, PENGUINS_SHA256
 from hotstart.encodings import Encoding, TabularPreprocessing
-from hotstart.learner.tabular_model import TabularBackbone, emb_sz_rule
+from hotstart.models.tabular import TabularBackbone, emb_sz_rule
 from hotstart.tasks import ImageClassificationSingle, SupervisedTask, TabularClassificationSingle, TabularRegression
 
 ROW = TableRow(categorical=["color", "size"], continuous=["x", "y"])
@@ -265,9 +265,7 @@ def test_show_results_is_a_table_of_rows(species, tmp_path):
     assert "<table>" in table._repr_html_() and "Adelie" in text
     assert all(r["prediction"] in ("Adelie", "Chinstrap", "Gentoo") for r in table.rows)
 
-    from hotstart.learner.table_view import show_table_batch
-
-    batch = show_table_batch(learner, 3)  # the training rows decoded back from what the model sees
+    batch = learner.show_batch(3)  # the training rows decoded back from what the model sees
     first = learner.train_loader.dataset.inputs[0]
     assert batch.columns[-1] == "target" and len(batch) == 3
     assert batch.rows[0]["island"] == first["island"] and batch.rows[0]["year"] == first["year"]
@@ -343,7 +341,7 @@ def test_tasks_round_trip_and_describe_before_setup():
     assert learner.model_config["backbone"]["layers"] == [8]
     with pytest.raises(ValueError, match="has no backbone"):
         tasklearner(task, ([s[0] for s in samples], [s[1] for s in samples]), backbone="resnet18", progress=False)
-    with pytest.raises(ValueError, match=r"\['layers'\] apply to table tasks only"):
+    with pytest.raises(ValueError, match=r"\['layers'\] apply to TabularModel models only"):
         tasklearner(ImageClassificationSingle((datasets.load("digits")[1])), None, layers=(8,), progress=False)
 
 

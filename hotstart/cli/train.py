@@ -195,11 +195,11 @@ def run(args) -> int:
 
 def check_arguments(args) -> None:
     """Checks that need no data: run first, so a typo fails in a second, not after loading the data."""
-    from ..learner.models import check_backbone
+    from ..models.factory import check_backbone
 
     check_backbone(args.backbone, args.pretrained)
     if args.pretrained:
-        from ..learner.pretrained import locate_pretrained
+        from ..models.pretrained import locate_pretrained
 
         locate_pretrained(args.backbone)
 

@@ -74,12 +74,12 @@ class ClassificationInterpretation:
 
     def plot_top_losses(self, k: int = 9, *, ncols: int = 3, figsize=None):
         """The `k` worst samples, titled ``predicted / actual / loss / probability of predicted``."""
-        from ..learner.plots import _grid, draw_image
+        from ..show.images import draw_image, grid
 
         losses, idx = self.top_losses(k)
         ds = dataset_of(self.learner, self.loader)
         task = self.learner.task
-        fig, axes = _grid(len(idx), ncols, figsize)
+        fig, axes = grid(len(idx), ncols, figsize)
         for ax, loss, i in zip(axes, losses.tolist(), idx.tolist()):
             x, _ = ds[i]
             draw_image(ax, task.decode_input(x))

@@ -48,12 +48,12 @@ class SegmentationInterpretation:
 
     def plot_top_losses(self, k: int = 4, *, figsize=None):
         """`k` rows: the image, the true mask and the predicted one (3k panels), worst first."""
-        from ..learner.plots import _grid, draw_image, draw_sample
+        from ..show.images import draw_image, draw_sample, grid
 
         losses, idx = self.top_losses(k)
         ds = dataset_of(self.learner, self.loader)
         task = self.learner.task
-        fig, axes = _grid(3 * len(idx), 3, figsize, panel=2.5)
+        fig, axes = grid(3 * len(idx), 3, figsize, panel=2.5)
         for row, (loss, i) in enumerate(zip(losses.tolist(), idx.tolist())):
             x, y = ds[i]
             img = task.decode_input(x)

@@ -138,7 +138,7 @@ class Learner:
         return self.backend.setup_optimizer(opt)
 
     def _param_groups(self):
-        from .models import layer_groups
+        from ..models.layer_groups import layer_groups
 
         return [list(g.parameters()) for g in layer_groups(self.task_model())]
 
@@ -323,7 +323,7 @@ class Learner:
         """Train only the last layer group (the head); BatchNorm layers stay trainable (fastai's
         train_bn). A model without a backbone/head split is split into its last child module and
         everything before it; a model with a single layer cannot be frozen (a clear error)."""
-        from .models import layer_groups, set_trainable
+        from ..models.layer_groups import layer_groups, set_trainable
 
         groups = layer_groups(self.task_model(), need_split=True)
         for g in groups[:-1]:
@@ -331,7 +331,7 @@ class Learner:
         return self
 
     def unfreeze(self) -> "Learner":
-        from .models import layer_groups, set_trainable
+        from ..models.layer_groups import layer_groups, set_trainable
 
         for g in layer_groups(self.task_model()):
             set_trainable(g, True)
@@ -451,24 +451,24 @@ class Learner:
         return quantize_learner(self, target, qat_epochs=qat_epochs, lr_max=lr_max, calibrate=calibrate, **kwargs)
 
     def summary(self, **kwargs) -> str:
-        """Print each layer's output shape and parameter count (computed on meta tensors); see summary.py."""
-        from .summary import summary
+        """Print each layer's output shape and parameter count (computed on meta tensors); see hotstart/show/summary.py."""
+        from .views import summary
 
         return summary(self, **kwargs)
 
     def show_batch(self, n: int = 9, **kwargs):
         """Training samples, augmented as the model sees them, decoded for display (a Figure)."""
-        from .plots import show_batch
+        from .views import show_batch
 
         return show_batch(self, n=n, **kwargs)
 
     def show_results(self, n: int = 9, **kwargs):
-        from .plots import show_results
+        from .views import show_results
 
         return show_results(self, n=n, **kwargs)
 
     def plot_loss(self, **kwargs):
-        from .plots import plot_loss
+        from .views import plot_loss
 
         return plot_loss(self, **kwargs)
 

@@ -136,21 +136,17 @@ def load_learner(path, data=None, *, model=None, **kwargs):
     cannot be rebuilt from JSON: pass it as `model=` (the full model, backbone and head).
     A damaged or mismatched folder raises `SavedModelError` naming the file.
     """
+    from ..models.factory import model_from_config
     from ..tasks import SupervisedTask
-    from .models import TaskModel, backbone_from_config
     from .tasklearner import tasklearner
 
     folder, meta, weights = _read(path)
     where = folder / TASK
     task = _rebuild("task", where, lambda: SupervisedTask.from_dict(meta["task"]))
     cfg = meta["model"]
-    if model is None and cfg.get("kind") == "unet":
-        from .unet import unet_from_config
-
-        model = _rebuild("model", where, lambda: unet_from_config(cfg))
-    elif model is None:
-        model = _rebuild("model", where, lambda: TaskModel(backbone_from_config(cfg["backbone"]),
-                                                           task.head(cfg["num_features"])))
-    learner = tasklearner(task, data, model=model, _model_config=cfg, **kwargs)
+    if model is None:
+        model = _rebuild("model", where, lambda: model_from_config(cfg, task))
+    learner = tasklearner(task, data, model=model, **kwargs)
+    learner.model_config = cfg  # what the next save writes: the config this model was saved with
     _load_state(learner.task_model(), weights, folder / WEIGHTS)
     return learner

@@ -8,9 +8,9 @@ Which part of hotstart owns each argument (read this before adding one):
 | data, validdata        | datasets/ (containers)  | raw samples: ``(inputs, targets)`` or a dataset      |
 | valid_pct, seed        | datasets/ split_random  | the random split when no validdata / folder split    |
 | batch_size, num_workers| learner/data.py         | DataLoaders (seeded shuffle, drop_last in training)  |
-| backbone, model,       | learner/models.py       | timm name / nn.Module / small CNN, + task head;      |
+| backbone, model,       | models/ (factory.py)    | timm name / nn.Module / small CNN, + task head;      |
 | pretrained             |                         | pretrained stats replace the task's normalization    |
-| layers, ps, emb_drop   | learner/tabular_model.py| tables: MLP widths, dropouts, embedding dropout      |
+| layers, ps, emb_drop   | models/tabular.py       | tables: MLP widths, dropouts, embedding dropout      |
 | compile                | learner/compiling.py    | torch.compile of the backbone (False, True, "auto")  |
 | device, precision,     | learner/backend.py      | plain CPU, or Lightning Fabric (GPU, mixed precision,|
 | devices, strategy,     |                         | multi-process: devices=2 re-launches the script,     |
@@ -36,12 +36,14 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
                 validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
                 seed: int | None = None, num_workers: int = 0, compile=False, device=None, precision=None,
                 pretrained: bool = False, progress: bool = True, wd: float = 0.01, devices=None, strategy=None,
-                num_nodes=None, sync_bn: bool = False, _model_config=None):
+                num_nodes=None, sync_bn: bool = False):
     from .backend import make_backend
     from .compiling import maybe_compile
     from .data import TaskDataset, make_loader
     from .loop import Learner
-    from .models import TaskModel, build_backbone, check_backbone, num_features, timm_stats
+    from ..models.factory import check_backbone, create_model
+    from ..models.timm_backbone import timm_stats
+    from ..models.user_module import module_config
     from .rng import fresh_seed, seeded_torch_rng
 
     seed = fresh_seed() if seed is None else int(seed)
@@ -63,29 +65,12 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         if getattr(task, "needs_setup", False):  # statistics from the training split only (tables)
             task = task.setup(train)
 
-    encoded_input = task.encoded_blocks()[0]
-    in_chans = getattr(encoded_input, "channels", 3)
-    size = getattr(encoded_input, "size", (64, 64))
-
     with seeded_torch_rng(seed):  # timm's init draws from torch's global RNG: give it a private one
-        tabular = _tabular_options(task, backbone, layers, ps, emb_drop)
-        if model is None and getattr(task, "model_kind", None) == "unet":  # dense output: encoder + decoder
-            from .unet import build_unet
-
-            model, model_config = build_unet(task, backbone, in_chans=in_chans, size=size, pretrained=pretrained)
-        elif model is None and tabular is not None:
-            from .tabular_model import build_tabular_backbone
-
-            net, backbone_cfg = build_tabular_backbone(encoded_input, **tabular)
-            model = TaskModel(net, task.head(net.num_features))
-            model_config = {"backbone": backbone_cfg, "num_features": net.num_features}
-        elif model is None:
-            net, backbone_cfg = build_backbone(backbone, in_chans=in_chans, size=size, pretrained=pretrained)
-            nf = num_features(net, in_chans, size)
-            model = TaskModel(net, task.head(nf))
-            model_config = {"backbone": backbone_cfg, "num_features": nf}
+        if model is None:
+            model, model_config = create_model(task, backbone, pretrained=pretrained, layers=layers, ps=ps,
+                                               emb_drop=emb_drop)
         else:
-            model_config = _model_config or {"backbone": {"kind": "module", "class": type(model).__qualname__}}
+            model_config = {"backbone": module_config(model)}
 
     if data is not None and hasattr(task, "check"):
         task.check(model)  # shapes on meta tensors, before any data is read or weight trained (tasks/checks.py)
@@ -98,6 +83,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         precision=precision or (dev.precision if dev else None),
         num_nodes=num_nodes,
     )
+    size = getattr(task.encoded_blocks()[0], "size", (64, 64))
     model = maybe_compile(model, compile, task=task, backbone=backbone, size=size, batch_size=batch_size,
                           device=backend.device, precision=getattr(backend, "precision", None))
 
@@ -130,22 +116,6 @@ def _split(task, data, validdata, valid_pct, seed):
         validdata = as_data(validdata)
         _check_targets(task, validdata)
     return split_train_valid(data, valid_pct, seed, validdata)
-
-
-def _tabular_options(task, backbone, layers, ps, emb_drop) -> dict | None:
-    """The model options of a table task (None for other tasks); clear errors for the wrong mix."""
-    from ..blocks.table import TableTensor
-    from ..errors import UsageError
-
-    given = {k: v for k, v in {"layers": layers, "ps": ps, "emb_drop": emb_drop}.items() if v is not None}
-    if not isinstance(task.encoded_blocks()[0], TableTensor):
-        if given:
-            raise UsageError(f"{sorted(given)} apply to table tasks only; {type(task).__name__} takes backbone=")
-        return None
-    if backbone is not None:
-        raise UsageError(f"{type(task).__name__} has no backbone: its model is embeddings + an MLP; "
-                         "choose its size with layers=(200, 100), ps= and emb_drop=")
-    return given
 
 
 def _check_targets(task, data) -> None:

@@ -3,7 +3,7 @@
 Image and mask go through the same `ProjectiveTransforms` draw (torchvision picks
 nearest-neighbour for the mask), the image is normalized, the mask stays an (H, W) int64 tensor
 of class indices. The model is a U-Net-style decoder on the backbone's multi-scale features
-(``model_kind = "unet"``: the learner builds it, see hotstart/learner/unet.py); its output is
+(``model_kind = "unet"``: the learner builds it, see hotstart/models/unet.py); its output is
 (C, H, W) logits at the input's height and width. Loss: cross entropy over pixels. Metrics:
 ``pixel_accuracy`` and ``mean_iou`` (hotstart.metrics, equal to torchmetrics').
 """

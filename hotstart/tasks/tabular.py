@@ -11,7 +11,7 @@ standard deviations) that must come from the training rows alone. So a new task 
 `train`, and ``tasklearner`` calls it on the training split after splitting. The statistics are
 part of ``to_dict()``, hence of a saved model's ``task.json``.
 
-The model (see learner/tabular_model.py) is fastai's ``TabularModel``: embeddings and an MLP as
+The model (see models/tabular.py) is fastai's ``TabularModel``: embeddings and an MLP as
 the backbone, and this task's `head`, a linear layer to the outputs.
 """
 from __future__ import annotations
@@ -32,6 +32,7 @@ from .classification import SingleLabelOutputs
 
 class _TabularTask(SupervisedTask):
     target_kind: type = Label
+    model_kind = "TabularModel"  # embeddings + MLP (hotstart/models/tabular.py), whatever the backbone
 
     def __init__(self, blocks: Sequence[Block], preprocessing: TabularPreprocessing | None = None):
         blocks = tuple(blocks)

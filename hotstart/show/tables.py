@@ -1,4 +1,4 @@
-"""`show_results` for table tasks: validation rows with their truth and the model's prediction.
+"""Table views: rows with their truth and the model's prediction, or as the model sees them.
 
 A row of numbers is best shown as a row, so the result is a `ResultsTable`: printed as text, shown
 as an HTML table in a notebook, and ``.to_pandas()`` when pandas is installed.
@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import html
 import math
-
-from ..errors import UsageError
 
 
 class ResultsTable:
@@ -49,21 +47,16 @@ def is_table_task(task) -> bool:
     return isinstance(getattr(task, "input_block", None), TableRow)
 
 
-def show_table_results(learner, n: int = 9) -> ResultsTable:
-    """The first `n` validation rows as given (missing cells shown as ``NA``), then ``truth``,
-    ``prediction`` and, for classes, the predicted class's ``probability``."""
-    from .valid_outputs import first_valid_outputs
-
-    _, ys, out = first_valid_outputs(learner, n)
-    ds = learner.valid_loader.dataset
-    task = learner.task
+def results_table(task, raw_inputs, targets, outputs) -> ResultsTable:
+    """The rows as given (``raw_inputs[i]``; missing cells shown as ``NA``), then ``truth``,
+    ``prediction`` and, for classes, the predicted class's ``probability``, one row per output."""
     columns = list(task.input_block.columns) + ["truth", "prediction"]
     classes = hasattr(task, "classes")
     if classes:
         columns.append("probability")
     rows = []
-    for i, (y, o) in enumerate(zip(ys, out)):
-        raw = ds.inputs[i]
+    for i, (y, o) in enumerate(zip(targets, outputs)):
+        raw = raw_inputs[i]
         row = {c: raw[c] for c in task.input_block.columns}
         pred, probs = task.decode_output(o)
         row["truth"] = _plain(task.decode_target(y))
@@ -74,17 +67,13 @@ def show_table_results(learner, n: int = 9) -> ResultsTable:
     return ResultsTable(columns, rows)
 
 
-def show_table_batch(learner, n: int = 9) -> ResultsTable:
-    """The first `n` training rows as the model sees them, decoded back: categories the model does not
-    know (unseen in training, or missing) and filled-in numbers show as ``NA``; then the ``target``."""
-    if learner.task is None or learner.train_loader is None:
-        raise UsageError("show_batch needs the learner's task and training data")
-    ds = learner.train_loader.dataset
-    task = learner.task
+def batch_table(task, samples) -> ResultsTable:
+    """Encoded ``(row, target)`` samples decoded back, as the model sees them: categories the model
+    does not know (unseen in training, or missing) and filled-in numbers show as ``NA``; then the
+    ``target``."""
     columns = list(task.input_block.columns) + ["target"]
     rows = []
-    for i in range(min(int(n), len(ds))):
-        x, y = ds[i]
+    for x, y in samples:
         row = task.decode_input(x)
         row["target"] = _plain(task.decode_target(y))
         rows.append(row)

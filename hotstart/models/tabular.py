@@ -10,7 +10,7 @@ see encodings/tabular.py) and returns features:
   ``tabular_learner``) ``Linear -> ReLU -> BatchNorm -> Dropout(p)``.
 
 The task's head (a ``Linear`` to the classes or the regression outputs) completes it, as fastai's
-last layer. Keeping the two apart is what lets ``TaskModel``, ``freeze`` and `load_learner` treat
+last layer. Model kind ``"TabularModel"``. Keeping the two apart is what lets ``TaskModel``, ``freeze`` and `load_learner` treat
 a table model like any other: the backbone's config is JSON, so no pickle is needed to rebuild it.
 """
 from __future__ import annotations
@@ -89,12 +89,24 @@ class TabularBackbone(nn.Module):
                    emb_drop=cfg["emb_drop"], emb_szs=cfg["emb_szs"])
 
 
-def build_tabular_backbone(encoded_input, *, layers=None, ps=None, emb_drop=None) -> tuple[TabularBackbone, dict]:
-    """The backbone for an encoded table row (a set-up task's `TableTensor`), and its JSON config."""
+def build_model(task, *, backbone=None, pretrained: bool = False, layers=None, ps=None, emb_drop=None):
+    """The model for a set-up table task (its encoded row, a `TableTensor`) and its JSON config."""
+    from .builder import with_head
+
+    if backbone is not None:
+        raise UsageError(f"{type(task).__name__} has no backbone: its model is embeddings + an MLP; "
+                         "choose its size with layers=(200, 100), ps= and emb_drop=")
+    encoded_input = task.encoded_blocks()[0]
     if not getattr(encoded_input, "known", False):
         raise UsageError("the tabular task has no statistics yet, so its model cannot be built: call "
                          "task.setup(training_data) first, or pass data to tasklearner (it sets up on the training split)")
     net = TabularBackbone(encoded_input.cardinalities, encoded_input.n_cont,
                           layers=DEFAULT_LAYERS if layers is None else layers,
                           ps=DEFAULT_PS if ps is None else ps, emb_drop=0.0 if emb_drop is None else emb_drop)
-    return net, dict(net.config)
+    return with_head(task, net, dict(net.config))
+
+
+def model_from_config(config: dict, task):
+    from .builder import rebuild_with_head
+
+    return rebuild_with_head(task, config, TabularBackbone.from_config(config["backbone"]))

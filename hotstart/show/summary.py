@@ -1,4 +1,4 @@
-"""`learner.summary()`: each layer's output shape and parameter count, as fastai's ``summary``.
+"""A model's summary (``learner.summary()``): each layer's output shape and parameter count, as fastai's ``summary``.
 
 Shapes come from one forward pass of a meta copy of the model (hotstart/tasks/checks.py): no
 activation memory is allocated, so ``resnet50`` at 224x224 summarizes in well under a second and
@@ -35,12 +35,10 @@ def _count(module) -> tuple[int, int]:
     return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params if not p.requires_grad)
 
 
-def summary(learner, *, batch_size: int = 1, file=None) -> str:
-    """Print (and return) the table; `batch_size` is the first dimension shown in the shapes."""
+def summary(model, task, *, batch_size: int = 1, file=None) -> str:
+    """Print (and return) `model`'s table for `task`'s input; `batch_size` is the first dimension shown."""
     from ..tasks.checks import input_shape, run_on_meta
 
-    model = learner.task_model()
-    task = learner.task
     shape = input_shape(task) if task is not None else None
     if shape is None:
         raise UsageError("summary needs a task with a fixed input shape (e.g. ImageClassificationSingle(size=...))")

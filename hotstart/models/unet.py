@@ -14,8 +14,9 @@ and width. The last step concatenates the input image itself, so a timm encoder 
 stage already halves the size still predicts sharp edges.
 
 `UNet` is a `TaskModel` (``.backbone`` = encoder, ``.head`` = decoder), so freezing, fine-tuning
-and compiling the backbone work as for a classifier. `build_unet` returns the model and the JSON
-config that `unet_from_config` rebuilds it from (``task.json``; no pickle).
+and compiling the backbone work as for a classifier. Model kind ``"unet"`` (a task with
+``model_kind = "unet"`` selects it): `build_model` returns the model and the JSON config that
+`model_from_config` rebuilds it from (``task.json``; no pickle).
 """
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .models import SmallCNN, TaskModel
+from ..errors import UsageError
+from .small_cnn import SmallCNN
+from .task_model import TaskModel
 
 
 SEGMENTATION_WIDTHS = (16, 32, 64, 128)
@@ -105,25 +108,26 @@ def build_encoder(backbone, *, in_chans: int, size, pretrained: bool = False):
         net = SmallCNNFeatures(in_chans=in_chans, size=size, widths=SEGMENTATION_WIDTHS)
         return net, {"kind": "SmallCNN", **net.config}
     if isinstance(backbone, str):
-        import timm
+        from .timm_backbone import create_timm
 
-        if not timm.is_model(backbone):
-            raise ValueError(f"backbone {backbone!r} is not a timm model name")
-        net = timm.create_model(backbone, pretrained=pretrained, features_only=True, in_chans=in_chans)
+        net = create_timm(backbone, in_chans=in_chans, pretrained=pretrained, features_only=True)
         return net, {"kind": "timm", "name": backbone, "in_chans": in_chans, "features_only": True}
     if isinstance(backbone, nn.Module):
-        return backbone, {"kind": "module", "class": type(backbone).__qualname__}
-    raise TypeError(f"backbone must be a timm model name, an nn.Module or None, got {type(backbone).__name__}")
+        from .user_module import module_config
+
+        return backbone, module_config(backbone)
+    raise UsageError(f"backbone must be a timm model name, an nn.Module or None, got {type(backbone).__name__}")
 
 
 def encoder_from_config(cfg: dict) -> nn.Module:
     if cfg["kind"] == "SmallCNN":
         return SmallCNNFeatures(in_chans=cfg["in_chans"], size=cfg["size"], widths=cfg["widths"])
     if cfg["kind"] == "timm":
-        import timm
+        from .timm_backbone import create_timm
 
-        return timm.create_model(cfg["name"], pretrained=False, features_only=True, in_chans=cfg["in_chans"])
-    raise ValueError(f"cannot rebuild an encoder of kind {cfg['kind']!r} ({cfg.get('class')}); pass model=... to load_learner")
+        return create_timm(cfg["name"], in_chans=cfg["in_chans"], features_only=True)
+    raise UsageError(f"cannot rebuild an encoder of kind {cfg['kind']!r} ({cfg.get('class')}); "
+                     f"pass model=... to load_learner")
 
 
 def feature_channels(encoder: nn.Module, in_chans: int, size) -> list[int]:
@@ -139,12 +143,15 @@ def feature_channels(encoder: nn.Module, in_chans: int, size) -> list[int]:
         feats = encoder(torch.zeros(1, in_chans, *size))
     encoder.train(was_training)
     if not isinstance(feats, (list, tuple)) or not all(torch.is_tensor(f) and f.ndim == 4 for f in feats):
-        raise ValueError("a segmentation backbone must return a list of (N, C, H, W) feature maps "
+        raise UsageError("a segmentation backbone must return a list of (N, C, H, W) feature maps "
                          "(a timm name is created with features_only=True)")
     return [int(f.shape[1]) for f in feats]
 
 
-def build_unet(task, backbone, *, in_chans: int, size, pretrained: bool = False) -> tuple[UNet, dict]:
+def build_model(task, *, backbone=None, pretrained: bool = False) -> tuple[UNet, dict]:
+    from .builder import input_geometry
+
+    in_chans, size = input_geometry(task)
     encoder, enc_cfg = build_encoder(backbone, in_chans=in_chans, size=size, pretrained=pretrained)
     channels = feature_channels(encoder, in_chans, size)
     model = UNet(encoder, UNetDecoder(channels, task.out_channels, in_chans))
@@ -152,6 +159,6 @@ def build_unet(task, backbone, *, in_chans: int, size, pretrained: bool = False)
                    "out_channels": task.out_channels, "in_chans": in_chans}
 
 
-def unet_from_config(cfg: dict) -> UNet:
-    return UNet(encoder_from_config(cfg["backbone"]),
-                UNetDecoder(cfg["encoder_channels"], cfg["out_channels"], cfg["in_chans"]))
+def model_from_config(config: dict, task=None) -> UNet:
+    return UNet(encoder_from_config(config["backbone"]),
+                UNetDecoder(config["encoder_channels"], config["out_channels"], config["in_chans"]))

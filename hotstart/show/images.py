@@ -1,9 +1,10 @@
-"""Plots with matplotlib: training samples, predictions beside the truth, and the loss curves.
+"""Image views with matplotlib: samples as the model sees them, and predictions beside the truth.
 
-Every function returns its ``Figure`` and never calls ``plt.show()`` (a notebook shows a returned
-figure; a script saves it). What a panel shows follows from the task's target block, decoded
-back from the encoded sample: a label is a title, a `Mask` a colour overlay (background, class
-0, transparent), `Keypoints` markers.
+Every figure function returns its ``Figure`` and never calls ``plt.show()`` (a notebook shows a
+returned figure; a script saves it). What a panel shows follows from the task's target block,
+decoded back from the encoded sample: a label is a title, a `Mask` a colour overlay (background,
+class 0, transparent), `Keypoints` markers. The functions take encoded samples and model outputs,
+never a learner: they draw, they do not run anything.
 """
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ import math
 
 import numpy as np
 import torch
-
-from ..errors import UsageError
 
 
 # --- drawing one sample ------------------------------------------------------------------------
@@ -43,7 +42,8 @@ def draw_points(ax, points, color="lime", marker="o", label=None):
     ax.scatter(pts[:, 0], pts[:, 1], s=40, c=color, marker=marker, label=label, **edge)
 
 
-def _kind(task) -> str:
+def target_view(task) -> str:
+    """How the task's target is drawn: "mask" (an overlay), "points" (markers) or "label" (a title)."""
     from ..blocks import Keypoints, Mask
 
     target = task.target_block
@@ -53,7 +53,7 @@ def _kind(task) -> str:
 def draw_sample(ax, task, img, target, title=None, color="black"):
     """An image with its (decoded) target drawn the way the task's target block is shown."""
     draw_image(ax, img)
-    kind = _kind(task)
+    kind = target_view(task)
     if kind == "mask":
         draw_mask(ax, target, len(task.target_block.classes))
     elif kind == "points":
@@ -64,7 +64,8 @@ def draw_sample(ax, task, img, target, title=None, color="black"):
         ax.set_title(title, color=color, fontsize=10)
 
 
-def _grid(n: int, ncols: int, figsize=None, panel: float = 3.0):
+def grid(n: int, ncols: int, figsize=None, panel: float = 3.0):
+    """(figure, its `n` axes) in rows of `ncols` panels of `panel` inches."""
     import matplotlib.pyplot as plt
 
     ncols = max(1, min(ncols, n))
@@ -75,55 +76,36 @@ def _grid(n: int, ncols: int, figsize=None, panel: float = 3.0):
     return fig, list(axes.flat[:n])
 
 
-# --- views --------------------------------------------------------------------------------------
+# --- figures ------------------------------------------------------------------------------------
 
-def show_batch(learner, n: int = 9, *, ncols: int = 3, figsize=None):
-    """`n` training samples as the model sees them (augmented), decoded back for display."""
-    if learner.task is None or learner.train_loader is None:
-        raise ValueError("show_batch needs the learner's task and training data")
-    from .table_view import is_table_task
-
-    if is_table_task(learner.task):
-        raise TypeError("show_batch draws images; a table task's rows are shown by show_results (a ResultsTable)")
-    ds = learner.train_loader.dataset
-    n = min(int(n), len(ds))
-    task = learner.task
-    fig, axes = _grid(n, ncols, figsize)
-    for i, ax in enumerate(axes):
-        x, y = ds[i]
+def batch_figure(task, samples, *, ncols: int = 3, figsize=None):
+    """Encoded ``(input, target)`` samples, decoded back for display, one panel each."""
+    fig, axes = grid(len(samples), ncols, figsize)
+    for ax, (x, y) in zip(axes, samples):
         draw_sample(ax, task, task.decode_input(x), task.decode_target(y))
     fig.tight_layout()
     return fig
 
 
-def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
-    """Validation samples, prediction beside the truth.
+def results_figure(task, inputs, targets, outputs, *, ncols: int = 3, figsize=None):
+    """Encoded samples with the model's outputs for them, prediction beside the truth.
 
-    Labels: `n` panels titled ``target / prediction`` (green when right). Masks: `n` rows of two
-    panels, truth then prediction (2n panels). Keypoints: `n` panels with the true points (green
-    circles) and the predicted ones (red crosses), titled with the mean error in pixels.
+    Labels: one panel per sample titled ``target / prediction`` (green when right). Masks: a row
+    of two panels per sample, truth then prediction. Keypoints: one panel per sample with the
+    true points (green circles) and the predicted ones (red crosses), titled with the mean error
+    in pixels.
     """
-    if learner.task is None:
-        raise UsageError("show_results needs the learner's task (build it with tasklearner or load_learner)")
-    from .table_view import is_table_task, show_table_results
-
-    if is_table_task(learner.task):  # table tasks: a ResultsTable of rows (see table_view.py)
-        return show_table_results(learner, n)
-    task = learner.task
-    from .valid_outputs import first_valid_outputs
-
-    xs, ys, out = first_valid_outputs(learner, n)
-    kind = _kind(task)
+    kind = target_view(task)
     if kind == "mask":
-        fig, axes = _grid(2 * len(xs), 2, figsize, panel=2.5)
-        for k, (x, y, o) in enumerate(zip(xs, ys, out)):
+        fig, axes = grid(2 * len(inputs), 2, figsize, panel=2.5)
+        for k, (x, y, o) in enumerate(zip(inputs, targets, outputs)):
             img = task.decode_input(x)
             pred, _ = task.decode_output(o)
             draw_sample(axes[2 * k], task, img, task.decode_target(y), title="truth")
             draw_sample(axes[2 * k + 1], task, img, pred, title="prediction")
     else:
-        fig, axes = _grid(len(xs), ncols, figsize)
-        for ax, x, y, o in zip(axes, xs, ys, out):
+        fig, axes = grid(len(inputs), ncols, figsize)
+        for ax, x, y, o in zip(axes, inputs, targets, outputs):
             img = task.decode_input(x)
             target = task.decode_target(y)
             pred, _ = task.decode_output(o)
@@ -137,24 +119,4 @@ def show_results(learner, n: int = 9, *, ncols: int = 3, figsize=None):
                 draw_sample(ax, task, img, target, title=f"{target} / {pred}",
                             color="green" if pred == target else "red")
     fig.tight_layout()
-    return fig
-
-
-def plot_loss(learner, *, ax=None):
-    """Training loss per batch, and validation loss at the end of each epoch."""
-    import matplotlib.pyplot as plt
-
-    rec = learner.recorder
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(6, 4))
-    else:
-        fig = ax.figure
-    ax.plot(range(1, len(rec.losses) + 1), rec.losses, label="train (per batch)", alpha=0.8)
-    if rec.history and rec.losses:
-        per_epoch = len(rec.losses) / len(rec.history)
-        ax.plot([per_epoch * (i + 1) for i in range(len(rec.history))], [h["valid_loss"] for h in rec.history],
-                "o-", label="valid (per epoch)")
-    ax.set_xlabel("batch")
-    ax.set_ylabel("loss")
-    ax.legend()
     return fig

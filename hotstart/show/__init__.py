@@ -1,0 +1,41 @@
+"""Views: draw or tabulate samples and a model's outputs. They read; they never train or run a model.
+
+    images.py    matplotlib figures for image tasks: a batch, results (truth beside prediction), and
+                 the drawing of one sample (image, mask overlay, points) that interpret/ reuses
+    tables.py    `ResultsTable` for table tasks: text, HTML in a notebook, ``.to_pandas()``
+    loss.py      the loss curves
+    summary.py   a model's layers: output shapes (on meta tensors) and parameter counts
+
+`show_batch` and `show_results` choose the table or the image view from the task's input block.
+The learner's ``show_batch`` / ``show_results`` / ``plot_loss`` / ``summary`` gather the samples and
+outputs (hotstart/learner/views.py) and call these; this package imports nothing from the learner,
+so a view can be used on outputs from anywhere (an exported model, another loop).
+"""
+from __future__ import annotations
+
+
+def show_batch(task, samples, **kwargs):
+    """Encoded ``(input, target)`` samples as the model sees them: a `ResultsTable` for a table task,
+    else a matplotlib Figure (``ncols=``, ``figsize=``)."""
+    from .tables import batch_table, is_table_task
+
+    if is_table_task(task):
+        return batch_table(task, samples)
+    from .images import batch_figure
+
+    return batch_figure(task, samples, **kwargs)
+
+
+def show_results(task, inputs, targets, outputs, *, raw_inputs=None, **kwargs):
+    """Samples with the model's outputs for them: a `ResultsTable` of the raw rows (`raw_inputs`,
+    indexable like the inputs) for a table task, else a Figure of prediction beside truth."""
+    from .tables import is_table_task, results_table
+
+    if is_table_task(task):
+        return results_table(task, raw_inputs, targets, outputs)
+    from .images import results_figure
+
+    return results_figure(task, inputs, targets, outputs, **kwargs)
+
+
+__all__ = ["show_batch", "show_results"]
