@@ -164,7 +164,7 @@ class Learner:
     # --- the loop ---------------------------------------------------------------------------
     def fit(self, n_epoch: int, lr=1e-3, *, wd: float | None = None, callbacks: Sequence[Callback] = (),
             schedule=None, reset_opt: bool = False, accumulate: int = 1, checkpoint_dir=None,
-            checkpoint_every: int | None = None, resume=None) -> "Learner":
+            checkpoint_every: int | None = None, resume=None, detect_anomaly: bool = False) -> "Learner":
         """Train `n_epoch` epochs at `lr` (constant unless `schedule(step, total) -> (lr, mom)` is given).
 
         The optimizer is kept from the previous fit (Adam's moments go on), unless `reset_opt`.
@@ -174,9 +174,14 @@ class Learner:
         `checkpoint_every` optimizer steps); `resume` continues from the last complete checkpoint
         in that folder (see learner/checkpoint.py). A resume in the middle of an epoch reads that
         epoch's first batches again without training on them (the order and augmentations come
-        from the seed, so they are the same batches)."""
+        from the seed, so they are the same batches). `detect_anomaly` checks every module's
+        output and gradient on every batch and names the first that is not finite (debugging)."""
         if int(n_epoch) < 1:
             raise UsageError(f"n_epoch must be at least 1, got {n_epoch!r}")
+        if detect_anomaly:  # every module's output and gradient, every batch (callbacks/detect_anomaly.py)
+            from .callbacks.detect_anomaly import DetectAnomaly
+
+            callbacks = [*callbacks, DetectAnomaly()]
         if int(accumulate) < 1:
             raise UsageError(f"accumulate must be at least 1, got {accumulate!r}")
         if checkpoint_every is not None and int(checkpoint_every) < 1:

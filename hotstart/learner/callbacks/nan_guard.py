@@ -155,6 +155,9 @@ class NonFiniteGuard(Callback):
     def _stop(self, what: str, where: str | None = None):
         learner = self.learner
         where = where or self._where()
+        origin = self._origin()
+        if origin is not None:
+            where = f"{where}; {origin}"
         if learner.training and self._buffers:
             with torch.no_grad():
                 for buf, saved in self._buffers:
@@ -176,6 +179,26 @@ class NonFiniteGuard(Callback):
             state = "the model does not work (it cannot be saved): load one saved before"
         raise NonFiniteLossError(f"{what} {where}; training diverged, fitting stopped and {state}. "
                                  f"Try a lower learning rate (lr_find).")
+
+    def _origin(self):
+        """Where the NaN began (learner/nonfinite_origin.py: the failing training batch run again
+        with hooks, only now), kept as ``learner.nonfinite_origin``; None in validation."""
+        learner = self.learner
+        if not learner.training or getattr(learner, "xb", None) is None:
+            return None
+        from ..nonfinite_origin import locate_nonfinite
+
+        try:
+            origin = locate_nonfinite(learner.model, learner.xb, learner.yb, learner.compute_loss,
+                                      epoch=learner.epoch, batch=learner.iter, autocast=learner.backend.autocast)
+        except Exception:  # the locator must never hide the error it is explaining
+            origin = None
+        learner.nonfinite_origin = origin
+        if origin is not None:  # the history says where the fit stopped: a row for the unfinished epoch
+            learner.recorder.history.append({"epoch": len(learner.recorder.history), "train_loss": math.nan,
+                                             "valid_loss": math.nan, "stopped": "non-finite",
+                                             "nonfinite_origin": origin.as_dict()})
+        return origin
 
     def _works(self) -> bool:
         """Does the model, in eval mode, give finite outputs on the last batch that trained well?
