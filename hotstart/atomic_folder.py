@@ -11,7 +11,10 @@ weights beside an old task. So the whole folder is swapped:
 
 A process killed between 2 and 3 leaves no folder at the target, only the complete old one
 beside it: `read_folder` then reads that (the last committed set), and the next `write_folder`
-puts it back before doing anything else, then removes leftovers of interrupted writes. Killed
+puts it back before doing anything else, then removes leftovers of interrupted writes. A
+`read_folder` does the same cleanup when it is provably safe: when no writer holds the lock
+below (a writer killed by SIGKILL no longer does), so a killed save's ``.NAME.new-XXXX`` folder
+does not stay beside the model until the next save. Killed
 anywhere else, the target holds the old set or the new one. Writers to one parent folder take
 turns (an exclusive ``flock`` on that folder, where the platform has it), so a writer cleaning up
 never removes another writer's temporary folder.
@@ -50,7 +53,7 @@ def write_folder(path, files: dict[str, bytes]) -> Path:
     parent = path.parent
     parent.mkdir(parents=True, exist_ok=True)
     with _writers_take_turns(parent):
-        _recover(path, files)
+        _recover(path, files)  # a killed writer's leftovers: stale, since we hold the writers' lock
         mode = _check_replaceable(path, files)
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}{_NEW}", dir=parent))
         old = parent / f".{path.name}{_OLD}{tmp.name.rsplit('-', 1)[-1]}"
@@ -83,6 +86,7 @@ def read_folder(path, names) -> tuple[Path, dict[str, bytes]]:
     """
     path = Path(path)
     names = list(names)
+    _clean_up_if_no_writer(path, names)
     for _ in range(5):  # a concurrent writer may remove a folder while we read it: look again
         for folder in [path, *_complete_leftovers(path, names, _OLD)]:
             try:
@@ -141,6 +145,19 @@ def _recover(path: Path, files) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
+def _clean_up_if_no_writer(path: Path, names) -> None:
+    """What killed writers left beside `path` (``.NAME.new-*``, ``.NAME.old-*``), removed by a reader
+    too, but only when that is provably stale: no writer holds the parent folder's lock (every
+    writer holds it from before it creates its temporary folder until after it removes it, and a
+    killed writer's lock is released by the kernel). A busy lock, or a folder we may not write:
+    nothing is touched, and the read goes on."""
+    if not (_leftovers(path, _NEW) or _leftovers(path, _OLD)):
+        return
+    with contextlib.suppress(OSError), _writers_take_turns(path.parent, wait=False) as ours:
+        if ours:
+            _recover(path, names)
+
+
 def _check_replaceable(path: Path, files) -> int:
     """The mode the new folder gets; refuse a target that is not a folder we may replace."""
     if path.is_symlink():  # swapping would replace the link, not the folder it points to
@@ -159,19 +176,24 @@ def _check_replaceable(path: Path, files) -> int:
 
 
 @contextlib.contextmanager
-def _writers_take_turns(parent: Path):
-    """An exclusive lock on the parent folder for the time of one write (no-op without fcntl)."""
+def _writers_take_turns(parent: Path, wait: bool = True):
+    """An exclusive lock on the parent folder for the time of one write (no-op without fcntl).
+
+    Yields whether this process holds the lock: always True when `wait` (a file system without
+    locks writes unlocked, as before); with ``wait=False``, False when another process holds it
+    or locks cannot be had, so the caller can tell "no writer is active" from "don't know"."""
     try:
         import fcntl
     except ImportError:  # Windows
-        yield
+        yield wait
         return
     fd = os.open(parent, os.O_RDONLY)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:  # a file system without locks (some network mounts): write unlocked
-            pass
-        yield
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = True
+        except OSError:  # busy (wait=False), or a file system without locks (some network mounts)
+            held = wait
+        yield held
     finally:
         os.close(fd)  # closing releases the lock

@@ -15,8 +15,9 @@ Everything the model needs to know about its inputs and outputs is in the .onnx 
 (the keys are described in hotstart/export/onnx.py). Preprocessing reproduces hotstart's inference
 encoding step by step, because a model is only as good as the inputs it is given:
 
-1. the image is read and converted as hotstart's ``Image.to_pil`` does (EXIF rotation; alpha
-   flattened onto white; palettes expanded; 16-bit scaled to 8; then L or RGB);
+1. the image is read and converted by the functions that hotstart's ``Image.to_pil`` itself uses
+   (they live here, and blocks/image.py imports them): EXIF rotation; alpha flattened onto white;
+   palettes expanded; 16-bit scaled to 8 by a fixed range; floats read as [0, 1]; then L or RGB;
 2. it is resized to the task's size with torchvision's antialiased bilinear filter on uint8,
    reimplemented here (`resize_uint8`): the same fixed-point weights and the same two passes, so
    the resized pixels are bit-identical to hotstart's on x86 CPUs (torch's AVX2 uint8 kernel,
@@ -37,7 +38,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Predictor", "resize_uint8", "load_image", "KINDS"]
+__all__ = ["Predictor", "resize_uint8", "load_image", "read_image_file", "ImageInputError", "MetadataError", "KINDS",
+           "read_metadata", "decode_metadata", "check_metadata",
+           "array_to_pil", "to_l_or_rgb", "pixel_values_problem", "array_image_problem", "pil_image_problem"]
 
 FORMAT = "hotstart.onnx/1"
 
@@ -49,11 +52,11 @@ class Predictor:
         self.session = session
         self.meta = meta
         self.source = source
+        check_metadata(meta, source)
         self.kind = meta["kind"]
-        if self.kind not in KINDS:
-            raise ValueError(f"{source}: this predictor does not know task kind {self.kind!r} "
-                             f"(known: {sorted(KINDS)}); update predictor.py")
         self._kind = KINDS[self.kind]
+        if session is not None:
+            check_against_model(meta, session, source)
         self.input_name = meta.get("input_name") or session.get_inputs()[0].name
 
     @classmethod
@@ -70,7 +73,7 @@ class Predictor:
         try:
             session = ort.InferenceSession(path, opts, providers=list(providers or ["CPUExecutionProvider"]))
         except Exception as e:  # onnxruntime raises its own exception types
-            raise ValueError(f"{path}: onnxruntime cannot load it: {e}") from e
+            raise MetadataError(f"{path}: onnxruntime cannot load it: {e}") from e
         return cls(session, read_metadata(session.get_modelmeta().custom_metadata_map, path), path)
 
     @property
@@ -117,77 +120,292 @@ class Predictor:
         return f"Predictor({self.source!r}, kind={self.kind}, {outputs})"
 
 
+class MetadataError(ValueError):
+    """An .onnx file's hotstart metadata is damaged, or does not match the model it describes;
+    the message names the file and the key. Decoding with wrong metadata would give wrong labels
+    without a word, so every key is checked when the model is loaded."""
+
+
+# keys whose value is a plain string; every other key of the contract (hotstart/export/onnx.py) is JSON
+PLAIN_KEYS = frozenset({"format", "kind", "hotstart_version", "input_name", "output_name", "image_mode",
+                        "resize", "activation", "quantization"})
+JSON_KEYS = frozenset({"classes", "size", "channels", "mean", "std", "threshold", "task", "table", "outputs",
+                       "target_mean", "target_std"})
+
+
 def read_metadata(props: dict[str, str], where: str = "<model>") -> dict[str, Any]:
-    """The model's metadata_props -> a dict with JSON values decoded."""
+    """The .onnx model's metadata_props -> a dict with JSON values decoded (see `decode_metadata`)."""
     if props.get("format") != FORMAT:
-        raise ValueError(f"{where}: not a hotstart export (metadata format {props.get('format')!r}, "
-                         f"expected {FORMAT!r}); export it with `python -m hotstart export`")
+        raise MetadataError(f"{where}: not a hotstart export (metadata format {props.get('format')!r}, "
+                            f"expected {FORMAT!r}); export it with `python -m hotstart export`")
+    return decode_metadata(props, where)
+
+
+def decode_metadata(props: dict[str, str], where: str = "<model>") -> dict[str, Any]:
+    """Flat string metadata (ONNX or .pt2) -> a dict with the JSON keys decoded. A JSON key that does
+    not parse is a `MetadataError` naming it: kept as text, ``classes`` would be indexed one
+    character at a time. NaN and Infinity are not JSON and are refused too."""
     meta: dict[str, Any] = {}
     for k, v in props.items():
+        if k in PLAIN_KEYS:
+            meta[k] = v
+            continue
         try:
-            meta[k] = json.loads(v)
-        except (json.JSONDecodeError, TypeError):
-            meta[k] = v  # plain strings: format, kind, names, version
+            meta[k] = json.loads(v, parse_constant=_refuse_constant)
+        except (json.JSONDecodeError, ValueError, TypeError) as e:
+            if k in JSON_KEYS:
+                raise MetadataError(f"{where}: metadata key {k!r} is not valid JSON ({e}): {v!r:.100}") from None
+            meta[k] = v  # a key added after this predictor was written: kept as text
     return meta
 
 
-# --- images: reading and converting like hotstart's Image block ---------------------------------
-def load_image(x):
-    """A path, a PIL image or a numpy array (H x W, H x W x C) -> PIL image in mode L or RGB."""
-    from PIL import Image, ImageOps, UnidentifiedImageError
+def check_metadata(meta: dict[str, Any], where: str = "<model>") -> None:
+    """Every key the task kind reads, checked for type, size and range (`MetadataError` naming it)."""
+    kind = meta.get("kind")
+    if kind not in KINDS:
+        raise MetadataError(f"{where}: metadata key 'kind': this predictor does not know task kind "
+                            f"{kind!r} (known: {sorted(KINDS)}); update predictor.py")
+    checker = _Checker(meta, where)
+    checker.need("task", lambda v: isinstance(v, dict), "a JSON object (the task's description)", optional=True)
+    KINDS[kind].check(checker)
 
-    if isinstance(x, (str, os.PathLike)):
-        try:
-            with Image.open(x) as im:
-                im.load()
-                img = im
-        except FileNotFoundError:
-            raise FileNotFoundError(f"{os.fspath(x)}: no such image file") from None
-        except (UnidentifiedImageError, OSError, ValueError) as e:
-            raise ValueError(f"{os.fspath(x)}: not a readable image ({e})") from None
-    elif isinstance(x, np.ndarray):
-        img = _array_to_pil(x)
-    elif isinstance(x, Image.Image):
-        img = x
-    else:
-        raise TypeError(f"expected an image path, a PIL image or a numpy array, got {type(x).__name__}")
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+
+def _numbers(n: int | None, positive: bool = False):
+    def ok(v):
+        return (isinstance(v, list) and (n is None or len(v) == n) and len(v) > 0
+                and all(_is_number(x) and (not positive or x > 0) for x in v))
+    return ok
+
+
+class _Checker:
+    """Checks one metadata dict key by key; each failure names the file and the key."""
+
+    def __init__(self, meta: dict, where: str):
+        self.meta, self.where = meta, where
+
+    def fail(self, key: str, problem: str):
+        raise MetadataError(f"{self.where}: metadata key {key!r} {problem}")
+
+    def need(self, key: str, ok: Callable[[Any], bool], what: str, optional: bool = False):
+        if key not in self.meta:
+            if optional:
+                return None
+            self.fail(key, f"is missing (expected {what}); was the file exported by this hotstart version?")
+        value = self.meta[key]
+        if not ok(value):
+            self.fail(key, f"must be {what}, got {value!r:.100}")
+        return value
+
+
+def check_image_metadata(c: _Checker) -> None:
+    c.need("size", lambda v: isinstance(v, list) and len(v) == 2 and all(_is_int(s) and s >= 1 for s in v),
+           "[height, width] with positive integers")
+    channels = c.need("channels", lambda v: v in (1, 3) and _is_int(v), "1 or 3")
+    c.need("image_mode", lambda v: v in ("L", "RGB", "auto"), '"L", "RGB" or "auto"', optional=True)
+    c.need("resize", lambda v: v == "bilinear-antialias", '"bilinear-antialias"', optional=True)
+    c.need("mean", _numbers(channels), f"a list of {channels} finite numbers (one per channel)")
+    c.need("std", _numbers(channels, positive=True), f"a list of {channels} positive finite numbers")
+
+
+def check_classes(c: _Checker, activation: str) -> None:
+    def ok(v):
+        return (isinstance(v, list) and len(v) >= 1 and all(isinstance(x, (str, int, float)) for x in v)
+                and len({json.dumps(x) for x in v}) == len(v))
+    c.need("classes", ok, "a non-empty JSON list of distinct labels (text or numbers)")
+    c.need("activation", lambda v: v == activation, repr(activation), optional=True)
+
+
+def check_table_metadata(c: _Checker) -> None:
+    def ok(t):
+        if not isinstance(t, dict):
+            return False
+        cats, conts, na = t.get("categorical"), t.get("continuous"), t.get("na_columns")
+        if not all(isinstance(x, list) and all(isinstance(s, str) for s in x) for x in (cats, conts, na)):
+            return False
+        vocab = t.get("vocab")
+        if not (isinstance(vocab, dict) and all(isinstance(vocab.get(col), list) and vocab[col] for col in cats)):
+            return False
+        stats = [t.get(k) for k in ("median", "mean", "std")]
+        if not all(isinstance(s, dict) and all(_is_number(s.get(col)) for col in conts) for s in stats):
+            return False
+        return set(na) <= set(conts) and all(stats[2][col] > 0 for col in conts)
+    c.need("table", ok, "{categorical, continuous, na_columns: lists of column names; vocab: a list per "
+                        "categorical column; median, mean, std: a finite number per continuous column, std > 0}")
+
+
+def table_width(meta: dict) -> int:
+    t = meta["table"]
+    return len(t["categorical"]) + len(t["na_columns"]) + len(t["continuous"])
+
+
+def _check_single_image(c):
+    check_image_metadata(c)
+    check_classes(c, "softmax")
+
+
+def _check_multi_image(c):
+    check_image_metadata(c)
+    check_classes(c, "sigmoid")
+    c.need("threshold", lambda v: _is_number(v) and 0 <= v <= 1, "a number in [0, 1]", optional=True)
+
+
+def _check_single_table(c):
+    check_table_metadata(c)
+    check_classes(c, "softmax")
+
+
+def _check_regression(c):
+    check_table_metadata(c)
+    n = c.need("outputs", lambda v: _is_int(v) and v >= 1, "a positive integer")
+    c.need("target_mean", _numbers(n), f"a list of {n} finite numbers")
+    c.need("target_std", _numbers(n, positive=True), f"a list of {n} positive finite numbers")
+    c.need("activation", lambda v: v == "none", "'none'", optional=True)
+
+
+def check_against_model(meta: dict, session, where: str) -> None:
+    """The metadata against the graph: input name and shape, and the output width (class count)."""
+    c = _Checker(meta, where)
+    inputs = session.get_inputs()
+    names = [i.name for i in inputs]
+    name = meta.get("input_name") or names[0]
+    if name not in names:
+        c.fail("input_name", f"is {name!r}, but the model's inputs are {names}")
+    shape = next(i.shape for i in inputs if i.name == name)
+    fixed = [d if _is_int(d) else None for d in shape[1:]]  # the batch dimension is dynamic
+    if "table" in meta:
+        if fixed and fixed[-1] is not None and fixed[-1] != table_width(meta):
+            c.fail("table", f"describes {table_width(meta)} input values per row, but the model takes {fixed[-1]}")
+    elif len(fixed) == 3:
+        if fixed[0] is not None and fixed[0] != meta["channels"]:
+            c.fail("channels", f"is {meta['channels']}, but the model takes {fixed[0]} channels")
+        if None not in fixed[1:] and fixed[1:] != list(meta["size"]):
+            c.fail("size", f"is {meta['size']}, but the model takes {fixed[1:]} (height, width)")
+    out = session.get_outputs()[0].shape
+    width = out[-1] if len(out) >= 2 and _is_int(out[-1]) else None
+    if width is None:
+        return
+    if "classes" in meta and len(meta["classes"]) != width:
+        c.fail("classes", f"lists {len(meta['classes'])} classes, but the model outputs {width} values per sample")
+    if "outputs" in meta and meta["outputs"] != width:
+        c.fail("outputs", f"is {meta['outputs']}, but the model outputs {width} values per row")
+
+
+# --- images: reading and converting; hotstart's Image block imports these (one implementation) -----
+# The pixel value rules, one per dtype / mode (the table is in hotstart/blocks/image.py's docstring):
+# uint8 as is; bool 0/255; uint16 and PIL "I;16*" / "I" by the fixed 16-bit range round(v*255/65535)
+# ("I" outside 0..65535 refused); floats and PIL "F" must lie in [0, 1], round(v*255); other
+# integer dtypes must be 8-bit values 0..255. Never a range measured on the image, never a clip.
+#
+# hotstart's blocks/image.py imports the functions below rather than keeping a copy: a deployed
+# model must see the pixels it was trained on (a copy here once drifted: `v >> 8` for 16-bit, "F"
+# divided by 255, mode "I" <= 255 taken as 8-bit, out-of-range values clipped).
+
+CONVERTIBLE_MODES = frozenset({"1", "L", "LA", "P", "PA", "RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "LAB", "HSV",
+                               "I", "I;16", "I;16B", "I;16L", "I;16N", "F"})
+
+
+class ImageInputError(ValueError):
+    """An image input that cannot be read (corrupt, not an image, a decompression bomb) or whose
+    pixel values break the rules above; the message names the file when there is one.
+    hotstart's `datasets.ImageLoadError` derives from it: the predictor and ``learner.predict``
+    refuse the same files with the same kind of error."""
+
+
+def pixel_values_problem(arr: np.ndarray, what: str, int_range: tuple[int, int] | None = None) -> str | None:
+    """The value rules above: None, or why `arr`'s values break them (`int_range`: PIL "I" images)."""
+    kind = arr.dtype.kind
+    if kind == "b" or arr.dtype in (np.uint8, np.uint16):
+        return None
+    if kind not in "iuf":
+        return f"{what} has dtype {arr.dtype}; images need unsigned/signed integers, bool or floats"
+    if arr.size == 0:
+        return None
+    if kind == "f":
+        if not np.isfinite(arr).all():
+            return f"{what} has NaN or infinite values"
+        lo, hi = float(arr.min()), float(arr.max())
+        if lo < 0.0 or hi > 1.0:
+            return (f"{what} of dtype {arr.dtype} has values in [{lo:g}, {hi:g}]; float images must lie in "
+                    f"[0, 1] (for 0..255 data pass uint8, e.g. arr.astype(numpy.uint8))")
+        return None
+    allowed = int_range or (0, 255)
+    lo, hi = int(arr.min()), int(arr.max())
+    if lo < allowed[0] or hi > allowed[1]:
+        bits = "16-bit" if allowed[1] == 65535 else "8-bit"
+        hint = "" if int_range else " (for 16-bit data pass uint16)"
+        return (f"{what} of dtype {arr.dtype} has values in {lo}..{hi}; it is read as {bits} data, "
+                f"which must lie in {allowed[0]}..{allowed[1]}{hint}")
+    return None
+
+
+def array_image_problem(arr: np.ndarray) -> str | None:
+    """None, or why a numpy array is not an image (shape H x W or H x W x C, C in 1, 3, 4; values)."""
+    if not (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[-1] in (1, 3, 4))):
+        return f"array of shape {arr.shape} is not H x W or H x W x C (C in 1, 3, 4)"
+    if arr.shape[0] < 1 or arr.shape[1] < 1:
+        return f"array image has an empty size {arr.shape}"
+    return pixel_values_problem(arr, "array")
+
+
+def pil_image_problem(img) -> str | None:
+    """None, or why a PIL image cannot be converted to L or RGB (empty, unknown mode, "I" / "F" values)."""
     if img.width < 1 or img.height < 1:
-        raise ValueError(f"image has an empty size {img.size}")
-    if img.getexif():
-        img = ImageOps.exif_transpose(img)
-    return _to_l_or_rgb(img)
+        return f"image has an empty size {img.size}"
+    if img.mode not in CONVERTIBLE_MODES:
+        return f"image mode {img.mode!r} cannot be converted to L or RGB"
+    if img.mode in ("I", "F"):
+        return pixel_values_problem(np.asarray(img), f"mode {img.mode!r} image",
+                                    int_range=(0, 65535) if img.mode == "I" else None)
+    return None
 
 
-def _array_to_pil(arr: np.ndarray):
+def sixteen_to_eight(arr: np.ndarray) -> np.ndarray:
+    """16-bit values (0..65535) to 8-bit by the fixed range: round(v * 255 / 65535)."""
+    return ((arr.astype(np.uint32) * 255 + 32767) // 65535).astype(np.uint8)
+
+
+def array_to_pil(arr: np.ndarray):
+    """An array that `array_image_problem` accepts -> a PIL image (L, RGB or RGBA), by the value rules."""
     from PIL import Image
 
-    if not (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[-1] in (1, 3, 4))):
-        raise ValueError(f"array of shape {arr.shape} is not H x W or H x W x C (C in 1, 3, 4)")
     if arr.ndim == 3 and arr.shape[-1] == 1:
         arr = arr[..., 0]
-    if arr.dtype.kind == "f":  # floats are taken to be in [0, 1]
-        if not np.isfinite(arr).all():
-            raise ValueError("array image has NaN or infinite values")
-        arr = np.clip(arr * 255.0 + 0.5, 0, 255).astype(np.uint8)
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.uint8) * 255
+    elif arr.dtype.kind == "f":  # checked to be in [0, 1]
+        arr = np.floor(arr.astype(np.float64) * 255.0 + 0.5).astype(np.uint8)
     elif arr.dtype == np.uint16:
-        arr = (arr >> 8).astype(np.uint8)
-    elif arr.dtype != np.uint8:
-        arr = np.clip(arr, 0, 255).astype(np.uint8)
-    mode = "L" if arr.ndim == 2 else {3: "RGB", 4: "RGBA"}[arr.shape[-1]]
+        arr = sixteen_to_eight(arr)
+    elif arr.dtype != np.uint8:  # other integers: checked to be 8-bit values
+        arr = arr.astype(np.uint8)
+    mode = {2: "L"}.get(arr.ndim) or {3: "RGB", 4: "RGBA"}[arr.shape[-1]]
     return Image.fromarray(np.ascontiguousarray(arr), mode=mode)
 
 
-def _to_l_or_rgb(img):
-    """Modes other than L / RGB: alpha onto white, palettes expanded, 16-bit scaled to 8 bits."""
+def to_l_or_rgb(img):
+    """A PIL image that `pil_image_problem` accepts -> mode L or RGB: alpha flattened onto white,
+    palettes expanded, "I;16*" / "I" scaled by the fixed 16-bit range, "F" read as [0, 1]."""
     from PIL import Image
 
     mode = img.mode
     if mode in ("L", "RGB"):
         return img
-    if mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
-        arr = np.asarray(img, dtype=np.float64)
-        hi = 65535.0 if mode.startswith("I;16") or arr.max(initial=0) > 255 else 255.0
-        return Image.fromarray(np.clip(arr / hi * 255.0 + 0.5, 0, 255).astype(np.uint8), mode="L")
+    if mode in ("I;16", "I;16B", "I;16L", "I;16N", "I"):
+        return Image.fromarray(sixteen_to_eight(np.asarray(img).astype(np.int64)), mode="L")
+    if mode == "F":
+        return array_to_pil(np.asarray(img))
     if mode == "1":
         return img.convert("L")
     if mode in ("P", "PA"):
@@ -198,6 +416,88 @@ def _to_l_or_rgb(img):
         bg.paste(img.convert(base), mask=img.getchannel("A"))
         return bg
     return img.convert("RGB")
+
+
+def upright(img):
+    """The image as displayed: its EXIF orientation applied (phones store rotation as a tag)."""
+    from PIL import ImageOps
+
+    return ImageOps.exif_transpose(img) if img.getexif() else img
+
+
+def decompression_bomb_problem(width: int, height: int) -> str | None:
+    """None, or why an image of this declared size is refused: more pixels than
+    ``PIL.Image.MAX_IMAGE_PIXELS`` (read now, so a caller's setting counts). PIL itself only warns
+    between that limit and twice it; this check, made before decoding, refuses all of them."""
+    from PIL import Image
+
+    limit = Image.MAX_IMAGE_PIXELS
+    if limit and width * height > limit:
+        return (f"decompression bomb: {width}x{height} = {width * height} pixels is more than "
+                f"PIL.Image.MAX_IMAGE_PIXELS = {limit}")
+    return None
+
+
+def read_image_file(path):
+    """The image file at `path`, decoded now (not lazily) and upright, in its own mode.
+
+    A missing or unreadable file raises the usual OSError (it names the path); contents that are
+    not a readable image, or a decompression bomb, raise `ImageInputError` naming the path.
+    """
+    import warnings
+
+    from PIL import Image
+
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        try:
+            with warnings.catch_warnings():  # the explicit size check below is what guarantees it
+                warnings.simplefilter("error", Image.DecompressionBombWarning)
+                img = Image.open(f)
+                problem = decompression_bomb_problem(img.width, img.height)
+                if problem:
+                    raise ImageInputError(f"{path}: cannot load image ({problem})")
+                img.load()
+                return upright(img) if img.getexif() else img.copy()  # a new image, detached from `f`
+        except MemoryError:
+            raise
+        except ImageInputError:
+            raise
+        except Exception as e:  # PIL raises a zoo: OSError, SyntaxError, ValueError, struct.error...
+            raise ImageInputError(f"{path}: cannot load image ({_describe_read_error(e)})") from e
+
+
+def _describe_read_error(e: Exception) -> str:
+    from PIL import Image
+
+    if isinstance(e, (Image.DecompressionBombError, Image.DecompressionBombWarning)):
+        return f"decompression bomb: {e}"
+    if isinstance(e, Image.UnidentifiedImageError):
+        return "not an image file PIL can identify (corrupt, or not an image)"
+    return f"{type(e).__name__}: {e}"
+
+
+def load_image(x):
+    """A path, a PIL image or a numpy array (H x W, H x W x C) -> PIL image in mode L or RGB.
+
+    Bad values raise `ImageInputError` naming the file (or "array" / "image")."""
+    from PIL import Image
+
+    where = None
+    if isinstance(x, (str, os.PathLike)):
+        where = os.fspath(x)
+        x = read_image_file(x)
+    if isinstance(x, np.ndarray):
+        problem = array_image_problem(x)
+        if problem:
+            raise ImageInputError(problem)
+        x = array_to_pil(x)
+    elif not isinstance(x, Image.Image):
+        raise TypeError(f"expected an image path, a PIL image or a numpy array, got {type(x).__name__}")
+    problem = pil_image_problem(x)
+    if problem:
+        raise ImageInputError(f"{where}: {problem}" if where else problem)
+    return to_l_or_rgb(upright(x))
 
 
 # --- resizing: torchvision's antialiased bilinear on uint8, exactly ------------------------------
@@ -397,14 +697,15 @@ class Kind:
     encode: Callable[[Any, dict], np.ndarray]  # raw input -> one encoded input (no batch dim)
     decode: Callable[[np.ndarray, dict], tuple]  # one output -> (label(s), probabilities)
     accuracy: Callable[[list, list, dict], float]  # predictions, targets -> accuracy
+    check: Callable[[_Checker], None]  # every metadata key the kind reads: type, size, range
 
 
 # task kind (metadata "kind") -> its encode / decode: add a row for a new task kind
 KINDS: dict[str, Kind] = {
-    "ImageClassificationSingle": Kind(encode_image, decode_single, accuracy_single),
-    "ImageClassificationMulti": Kind(encode_image, decode_multi, accuracy_multi),
-    "TabularClassificationSingle": Kind(encode_row, decode_single, accuracy_single),
-    "TabularRegression": Kind(encode_row, decode_regression, no_accuracy),
+    "ImageClassificationSingle": Kind(encode_image, decode_single, accuracy_single, _check_single_image),
+    "ImageClassificationMulti": Kind(encode_image, decode_multi, accuracy_multi, _check_multi_image),
+    "TabularClassificationSingle": Kind(encode_row, decode_single, accuracy_single, _check_single_table),
+    "TabularRegression": Kind(encode_row, decode_regression, no_accuracy, _check_regression),
 }
 
 
@@ -440,6 +741,8 @@ def predict_paths(predictor: Predictor, paths: Sequence[str], top_k: int = 3, as
     for path in paths:
         try:
             label, probs = predictor.predict(path)
+            if not np.isfinite(probs).all():  # NaN in the output: no label to give, and not JSON
+                raise ValueError(f"{path}: the model's outputs are not finite numbers (NaN or infinite)")
         except (OSError, ValueError, TypeError) as e:
             print(f"error: {e}", file=sys.stderr)
             status = 1

@@ -138,7 +138,8 @@ def test_link_loop_ends_and_each_image_counts_once(tmp_path):
     _rgb().save(tmp_path / "root" / "cat" / "sub" / "1.png")
     _rgb().save(tmp_path / "root" / "dog" / "2.png")
     os.symlink(tmp_path / "root" / "cat", tmp_path / "root" / "cat" / "sub" / "loop")  # cat/sub/loop -> cat
-    data, (_, label) = ImageFolders(tmp_path / "root")
+    with pytest.warns(UserWarning, match=r"cat/sub/loop is a folder link that is not followed: it points back up"):
+        data, (_, label) = ImageFolders(tmp_path / "root")
     assert label.classes == ["cat", "dog"] and list(data.targets) == ["cat", "dog"]
 
 
@@ -158,6 +159,68 @@ def test_links_to_files_and_folders_outside_the_root_are_followed(tmp_path):
     assert label.classes == ["cat", "dog"]
     assert sorted(p.name for p in data.inputs.container) == ["x.png", "y.png", "y.png"]
     assert all(data.inputs[i].size == (12, 8) for i in range(3))
+
+
+def _two_classes(tmp_path):
+    root = tmp_path / "root"
+    for cls, n in (("cat", 1), ("dog", 2)):
+        (root / cls).mkdir(parents=True)
+        for i in range(n):
+            _rgb(seed=i).save(root / cls / f"{cls}{i}.png")
+    return root
+
+
+@needs_symlinks
+@pytest.mark.parametrize("link,target", [
+    ("cat/up", ".."),               # back up to the root: every dog would be a cat too
+    ("cat/sub/up", "../.."),        # the same from deeper down
+    ("cat/all", "../.."),           # above the root
+    ("cat/dogs", "../dog"),         # into another class's folder: the dogs counted twice
+    ("loop", "."),                  # a class made of the whole tree
+    ("parent", ".."),               # a class made of the tree's parent
+    ("alias", "cat"),               # a class that is another class again
+])
+def test_links_back_up_the_tree_or_into_another_class_are_not_followed(tmp_path, link, target):
+    """Before: cat/up -> .. labelled the dog images as cats as well; root/loop -> . became a class."""
+    root = _two_classes(tmp_path)
+    (root / link).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, root / link)
+    with pytest.warns(UserWarning, match=rf"{re.escape(link)} is a folder link that is not followed"):
+        data, (_, label) = ImageFolders(root)
+    assert label.classes == ["cat", "dog"]
+    assert sorted(zip(data.targets, (p.name for p in data.inputs.container))) == \
+        [("cat", "cat0.png"), ("dog", "dog0.png"), ("dog", "dog1.png")]
+
+
+@needs_symlinks
+def test_split_folder_links_into_the_dataset_are_not_followed(tmp_path):
+    root = tmp_path / "root"
+    for split in ("train", "valid"):
+        (root / split / "cat").mkdir(parents=True)
+        (root / split / "dog").mkdir(parents=True)
+        for cls in ("cat", "dog"):
+            _rgb().save(root / split / cls / f"{split}-{cls}.png")
+    os.symlink("train", root / "test")  # the training images again, as a test split
+    with pytest.warns(UserWarning, match=r"test is a folder link that is not followed"):
+        data, _ = ImageFolders(root)
+    assert sorted(data.splits) == ["train", "valid"] and len(data.inputs) == 4
+
+
+@needs_symlinks
+def test_segmentation_folders_follow_no_link_back_up(tmp_path):
+    from hotstart.datasets import SegmentationFolders
+
+    images, masks = tmp_path / "images", tmp_path / "masks"
+    images.mkdir()
+    masks.mkdir()
+    _rgb().save(images / "a.png")
+    PILImage.fromarray(np.zeros((8, 12), np.uint8)).save(masks / "a.png")
+    os.symlink("..", images / "up")  # before: the masks were listed as images too ("up/masks/a")
+    with pytest.warns(UserWarning, match=r"images/up is a folder link that is not followed"):
+        data, _ = SegmentationFolders(images, masks, ["bg", "fg"])
+    assert len(data.inputs) == 1
+    with pytest.warns(UserWarning, match="not followed"):
+        assert [p.name for p in list_images(images)] == ["a.png"]
 
 
 @needs_symlinks

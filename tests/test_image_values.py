@@ -127,3 +127,128 @@ def test_encodings_apply_the_same_rules():
         pt.encode(block, np.full((4, 4), 255.0, np.float32), "validation")
     out = pt.encode(block, np.full((4, 4), 65535, np.uint16), "validation")
     assert out.dtype == torch.uint8 and int(out.min()) == 255
+
+
+# --- the torch-free predictor converts every pixel as training does (one implementation) ---------
+def _task_and_meta(channels=None, size=(5, 7)):
+    from hotstart import ImageClassificationSingle, Label
+    from hotstart.export.metadata import task_metadata
+    from hotstart.predictor import read_metadata
+
+    task = ImageClassificationSingle((Image(channels), Label([0, 1])), size=size, augment=False,
+                                     mean=(0.1, 0.2, 0.3)[:channels or 3], std=(0.5, 0.25, 0.125)[:channels or 3])
+    return task, read_metadata(task_metadata(task))
+
+
+def _value_cases(tmp_path):
+    """Values for which the drifted rules gave other pixels: 16-bit v >> 8 (1000 -> 3, not 4), "F"
+    divided by 255, mode "I" <= 255 taken as 8-bit, and every other mode / dtype."""
+    from PIL import Image as P
+
+    rng = np.random.default_rng(0)
+    sixteen = np.array([[0, 128, 1000, 1151, 32896, 65279, 65535]] * 4, np.uint16)
+    sixteen[1:] = rng.integers(0, 65536, size=(3, 7))
+    u8 = rng.integers(0, 256, size=(4, 7, 3), dtype=np.uint8)
+    f = rng.random((4, 7)).astype(np.float32)
+    cases = {
+        "uint16 array": sixteen, "uint16 HxWx1": sixteen[..., None],
+        "I;16 image": P.fromarray(sixteen), "I <= 255": P.fromarray(np.full((4, 7), 200, np.int32)),
+        "I;16B image": P.frombytes("I;16B", (7, 4), sixteen.astype(">u2").tobytes()), "float16 array": f.astype(np.float16),
+        "I 16-bit": P.fromarray(sixteen.astype(np.int32)),
+        "F image": P.fromarray(f, mode="F"), "float32 array": f, "float64 RGB": f[..., None].repeat(3, -1) * 0.5,
+        "int64 <= 255": u8[..., 0].astype(np.int64), "int16 RGB": u8.astype(np.int16), "bool": f > 0.5,
+        "uint8 L": u8[..., 0], "uint8 RGB": u8, "uint8 RGBA": np.dstack([u8, u8[..., :1]]),
+        "L": P.fromarray(u8[..., 0]), "RGB": P.fromarray(u8), "1": P.fromarray(u8[..., 0]).convert("1"),
+        "P": P.fromarray(u8).convert("P"), "PA": P.fromarray(u8).convert("PA"), "LA": P.fromarray(u8).convert("LA"),
+        "RGBA": P.fromarray(np.dstack([u8, u8[..., :1]]), "RGBA"), "CMYK": P.fromarray(u8).convert("CMYK"),
+        "YCbCr": P.fromarray(u8).convert("YCbCr"), "HSV": P.fromarray(u8).convert("HSV"),
+    }
+    for name, img in [("16-bit png", P.fromarray(sixteen)), ("I tif", P.fromarray(np.full((4, 7), 200, np.int32))),
+                      ("F tif", P.fromarray(f, mode="F")), ("rgba png", cases["RGBA"])]:
+        path = tmp_path / (name.replace(" ", "_") + (".tif" if "tif" in name else ".png"))
+        img.save(path)
+        cases[name] = path
+    rotated = P.fromarray(u8)
+    exif = rotated.getexif()
+    exif[0x0112] = 6
+    rotated.save(tmp_path / "rot.jpg", exif=exif, quality=95)
+    cases["exif jpeg"] = tmp_path / "rot.jpg"
+    return cases
+
+
+@pytest.mark.parametrize("channels", [None, 1, 3])
+def test_predictor_encodes_every_mode_and_dtype_as_learner_predict(tmp_path, channels):
+    """Pixel for pixel: the predictor's encoded input equals what learner.predict feeds the model
+    (`load_raw_input` reads paths as predict does; `encode_input` is predict's encoding)."""
+    from hotstart.learner.inference import load_raw_input
+    from hotstart.predictor import encode_image
+
+    task, meta = _task_and_meta(channels)
+    for name, value in _value_cases(tmp_path).items():
+        want = task.encode_input(load_raw_input(task, value)).numpy()
+        got = encode_image(value, meta)
+        assert got.shape == want.shape, name
+        assert np.array_equal(got, want), (name, np.abs(got - want).max())
+
+
+def test_predictor_refuses_the_values_that_training_refuses(tmp_path):
+    """Out-of-range values are refused by both (the predictor clipped them before), naming the file."""
+    from PIL import Image as P
+
+    from hotstart.learner.inference import load_raw_input
+    from hotstart.predictor import ImageInputError, encode_image
+
+    task, meta = _task_and_meta()
+    P.fromarray(np.full((3, 3), 70000, np.int32)).save(tmp_path / "deep.tif")
+    P.fromarray(np.full((3, 3), 200.0, np.float32), mode="F").save(tmp_path / "f.tif")
+    bad = {"int64 > 255": np.array([[0, 300]]), "int16 < 0": np.array([[-1, 5]], np.int16),
+           "float 0..255": np.full((2, 2), 255.0, np.float32), "nan": np.array([[np.nan, 0.5]]),
+           "F > 1": P.fromarray(np.full((2, 2), 2.0, np.float32), mode="F"),
+           "I > 65535": P.fromarray(np.full((2, 2), 70000, np.int32)),
+           "deep.tif": tmp_path / "deep.tif", "f.tif": tmp_path / "f.tif"}
+    for name, value in bad.items():
+        with pytest.raises(ValueError) as learner_error:
+            task.encode_input(load_raw_input(task, value))
+        with pytest.raises(ImageInputError) as predictor_error:
+            encode_image(value, meta)
+        if name.endswith(".tif"):
+            assert name in str(predictor_error.value) and name in str(learner_error.value)
+            assert isinstance(learner_error.value, ImageInputError)
+
+
+def test_predictor_refuses_a_decompression_bomb_as_learner_predict_does(tmp_path, monkeypatch):
+    """PIL only warns between MAX_IMAGE_PIXELS and twice it: the predictor opened such a file."""
+    from PIL import Image as P
+
+    from hotstart.datasets import ImageLoadError
+    from hotstart.learner.inference import load_raw_input
+    from hotstart.predictor import ImageInputError, encode_image
+
+    task, meta = _task_and_meta()
+    P.new("L", (12, 10), 7).save(tmp_path / "bomb.png")
+    monkeypatch.setattr(P, "MAX_IMAGE_PIXELS", 100)  # 120 pixels: within PIL's warn-only band
+    with pytest.raises(ImageLoadError, match=r"bomb\.png.*decompression bomb"):
+        load_raw_input(task, tmp_path / "bomb.png")
+    with pytest.raises(ImageInputError, match=r"bomb\.png.*decompression bomb"):
+        encode_image(tmp_path / "bomb.png", meta)
+    monkeypatch.setattr(P, "MAX_IMAGE_PIXELS", 50)  # beyond twice the limit: PIL's own error, ours too
+    with pytest.raises(ImageInputError, match=r"bomb\.png.*decompression bomb"):
+        encode_image(tmp_path / "bomb.png", meta)
+
+
+def test_predictor_imports_nothing_from_hotstart_and_no_torch():
+    """It is copied into bundles alone, and hotstart's Image block imports from it."""
+    import ast
+    from pathlib import Path
+
+    import hotstart.predictor as predictor_module
+
+    tree = ast.parse(Path(predictor_module.__file__).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "a relative import in predictor.py"
+            imported.add((node.module or "").split(".")[0])
+    assert not imported & {"hotstart", "torch", "torchvision", "timm", "lightning", "pandas"}, imported

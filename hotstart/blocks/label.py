@@ -5,6 +5,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..errors import UsageError
 from .base import Block, require_rng
 
 
@@ -41,7 +42,7 @@ class Label(Block):
         accuracy always 1, and torchmetrics refuses ``num_classes=1`` at the first validation,
         a whole epoch later. Tasks call this when they are built."""
         if len(self.classes) < 2:
-            raise ValueError(f"{who} needs at least 2 classes, got {len(self.classes)}: {self.classes!r}. "
+            raise UsageError(f"{who} needs at least 2 classes, got {len(self.classes)}: {self.classes!r}. "
                              f"A single-class problem is a yes/no question: use Label(['no', 'yes']) "
                              f"(or LabelMulti([name]) for a per-class score)")
 

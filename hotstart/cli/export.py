@@ -82,6 +82,7 @@ def run(args) -> int:
     if args.vendor is not None and fmt != "web":
         raise UsageError("export: --vendor is for --format web")
     extra = {"vendor": args.vendor} if fmt == "web" else {"batch_size": args.batch_size} if fmt == "pte" else {}
+    check_destinations(args, fmt)
     folder = model_folder(args.model_dir)
     data = _data_for(args, folder) if args.quantize else None
     learner = load_learner(folder, data, valid_pct=args.valid_pct, seed=args.seed, progress=False)
@@ -97,6 +98,27 @@ def run(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def check_destinations(args, fmt: str) -> None:
+    """Every path the export will write, checked before the model is loaded and exported (the
+    export takes seconds to minutes; a bad --out used to fail only at its end)."""
+    from ..export.destination import check_file_destination, check_folder_destination
+
+    if args.out is not None:
+        if fmt == "web":
+            from ..export.web import refuse_foreign_folder, vendor_dist
+
+            check_folder_destination(args.out, "--out")
+            refuse_foreign_folder(Path(args.out))
+            if args.vendor is not None:
+                vendor_dist(args.vendor)
+        else:
+            check_file_destination(args.out, "--out")
+    if args.bundle is not None:
+        check_folder_destination(args.bundle, "--bundle")
+        for name in ("model.onnx", "predictor.py", "README.md"):
+            check_file_destination(Path(args.bundle) / name, "--bundle")
 
 
 def _data_for(args, folder: Path):

@@ -91,7 +91,12 @@ class _Pt2Model:
         from ..export.pt2 import load_pt2
         from ..predictor import KINDS
 
-        self.model, self.meta = load_pt2(path)
+        from ..predictor import MetadataError
+
+        try:
+            self.model, self.meta = load_pt2(path)
+        except MetadataError as e:  # a plain ValueError in the torch-free predictor: one line here
+            raise SavedModelError(str(e)) from e
         self.kind = KINDS[self.meta["kind"]]
         self.classes = self.meta["classes"]
 

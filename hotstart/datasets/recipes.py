@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from ..blocks import Image, Label
 from .containers import Data, mapobs
 from .errors import DatasetError
 from .images import load_image
 from .tables import ImageTable
+from .walk import IMAGE_EXTENSIONS, list_image_files, normalize_extensions, require_dir, subfolders
 
 __all__ = ["ImageFolders", "ImageTable", "IMAGE_EXTENSIONS", "list_images"]
-
-IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 
 
 SPLIT_NAMES = {"train": "train", "valid": "valid", "validation": "valid", "val": "valid", "test": "test"}
@@ -49,24 +48,25 @@ def ImageFolders(path: str | os.PathLike, *, train: str | None = "train",  # noq
     pass ``train=None`` (no split folders at all) or other split names.
 
     Images are found recursively inside a class folder, following folder links (each real folder
-    once, so a link loop ends); names starting with "." are skipped (``.ipynb_checkpoints``,
+    once, so a link loop ends) except those back up the tree or into another class's folder,
+    which are skipped with a warning naming them (see walk.py); names starting with "." are skipped (``.ipynb_checkpoints``,
     macOS ``._x.jpg``); `extensions` match case-insensitively; a broken file link is an error
     naming it. Targets are class folder names; the classes are those of the train and valid splits,
     sorted (a test class folder that neither has is an error).
     """
-    root = _require_dir(path, "ImageFolders(path=...)")
-    exts = _normalize_extensions(extensions)
+    root = require_dir(path, "ImageFolders(path=...)")
+    exts = normalize_extensions(extensions)
     role_of = _split_roles(train, valid, test)
-    subfolders = sorted(d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith("."))
-    split_folders = [d for d in subfolders if d.lower() in role_of]
+    names = subfolders(root)
+    split_folders = [d for d in names if d.lower() in role_of]
     if not split_folders:
-        parts = {None: _class_folders(root, exts)}
+        parts = {None: _class_folders(root, exts, root)}
         role = {}
     else:
-        _check_split_layout(root, subfolders, split_folders, role_of)
+        _check_split_layout(root, names, split_folders, role_of)
         order = {"train": 0, "valid": 1, "test": 2}
         split_folders.sort(key=lambda d: order[role_of[d.lower()]])
-        parts = {name: _class_folders(root / name, exts) for name in split_folders}
+        parts = {name: _class_folders(root / name, exts, root) for name in split_folders}
         role = {name: role_of[name.lower()] for name in split_folders}
     paths, targets, splits = [], [], {}
     for part, folders in parts.items():
@@ -123,57 +123,18 @@ def _check_split_layout(root: Path, subfolders, split_folders, role_of) -> None:
 
 
 def list_images(folder: str | os.PathLike, extensions: Sequence[str] = IMAGE_EXTENSIONS) -> list[Path]:
-    """Image files under `folder`, recursively, sorted; hidden files and folders are skipped."""
-    return _list_images(Path(folder), _normalize_extensions(extensions))
+    """Image files under `folder`, recursively, sorted; hidden files and folders are skipped, and
+    folder links back up the tree are not followed (walk.py)."""
+    return list_image_files(Path(folder), normalize_extensions(extensions))
 
 
 # --- helpers -------------------------------------------------------------------------------
 
-def _require_dir(path, argument: str) -> Path:
-    p = Path(path)
-    if not p.exists():
-        raise DatasetError(f"{argument}: {p} does not exist")
-    if not p.is_dir():
-        raise DatasetError(f"{argument}: {p} is not a folder")
-    return p
-
-
-def _normalize_extensions(extensions: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(extensions, str):
-        extensions = (extensions,)
-    exts = tuple(sorted({e.lower() if e.startswith(".") else "." + e.lower() for e in extensions}))
-    if not exts:
-        raise ValueError("extensions must name at least one file extension, e.g. ('.jpg', '.png')")
-    return exts
-
-
-def _class_folders(folder: Path, exts: tuple[str, ...]) -> dict[str, list[Path]]:
-    """{class name: sorted image paths} for the non-hidden subfolders of `folder`."""
-    classes = sorted(d.name for d in folder.iterdir() if d.is_dir() and not d.name.startswith("."))
+def _class_folders(folder: Path, exts: tuple[str, ...], root: Path) -> dict[str, list[Path]]:
+    """{class name: sorted image paths} for the non-hidden subfolders of `folder` (in the dataset `root`)."""
+    classes = subfolders(folder, root)
     if not classes:
-        loose = len(_list_images(folder, exts, recursive=False))
+        loose = len(list_image_files(folder, exts, recursive=False))
         hint = f" (it holds {loose} images directly; put them in one subfolder per class)" if loose else ""
         raise DatasetError(f"ImageFolders: {folder} has no class folders{hint}")
-    return {c: _list_images(folder / c, exts) for c in classes}
-
-
-def _list_images(folder: Path, exts: tuple[str, ...], recursive: bool = True) -> list[Path]:
-    """Image files under `folder`, sorted. Folder links are followed, each real folder once (a link
-    loop ends instead of recursing forever); a file link that leads nowhere is a `DatasetError`."""
-    found, seen = [], set()
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
-        real = os.path.realpath(dirpath)
-        if real in seen:  # reached again through a link: a loop, or two links to one folder
-            dirnames[:] = []
-            continue
-        seen.add(real)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")) if recursive else []
-        for n in filenames:
-            if n.startswith(".") or os.path.splitext(n)[1].lower() not in exts:
-                continue
-            file = Path(dirpath) / n
-            if not file.exists():  # os.walk lists a broken link as a file
-                raise DatasetError(f"{file} is a broken link (it points to "
-                                   f"{os.readlink(file)!r}, which does not exist); remove or fix it")
-            found.append(file)
-    return sorted(found)
+    return {c: list_image_files(folder / c, exts, root=root) for c in classes}

@@ -21,7 +21,7 @@ from ..blocks import Image, Keypoints, Mask
 from .containers import Data, mapobs
 from .errors import DatasetError
 from .images import load_image
-from .recipes import IMAGE_EXTENSIONS, _list_images, _normalize_extensions, _require_dir
+from .walk import IMAGE_EXTENSIONS, list_image_files, normalize_extensions, require_dir
 
 __all__ = ["SegmentationFolders", "KeypointTable", "load_mask"]
 
@@ -51,9 +51,9 @@ def SegmentationFolders(images_dir, masks_dir, classes: Sequence, *,  # noqa: N8
     Every image needs a mask and every mask an image: otherwise a `DatasetError` lists (up to ten
     of) each. A stem that occurs twice in one folder (``a.jpg`` and ``a.png``) is an error too.
     """
-    images_dir = _require_dir(images_dir, "SegmentationFolders(images_dir=...)")
-    masks_dir = _require_dir(masks_dir, "SegmentationFolders(masks_dir=...)")
-    exts = _normalize_extensions(extensions)
+    images_dir = require_dir(images_dir, "SegmentationFolders(images_dir=...)")
+    masks_dir = require_dir(masks_dir, "SegmentationFolders(masks_dir=...)")
+    exts = normalize_extensions(extensions)
     images, masks = _by_stem(images_dir, exts), _by_stem(masks_dir, exts)
     no_mask = sorted(set(images) - set(masks))
     no_image = sorted(set(masks) - set(images))
@@ -75,7 +75,7 @@ def SegmentationFolders(images_dir, masks_dir, classes: Sequence, *,  # noqa: N8
 
 def _by_stem(folder: Path, exts) -> dict[str, Path]:
     out: dict[str, Path] = {}
-    for f in _list_images(folder, exts):
+    for f in list_image_files(folder, exts):
         stem = str(f.relative_to(folder).with_suffix(""))
         if stem in out:
             raise DatasetError(f"SegmentationFolders: {out[stem]} and {f} have the same stem; pairing is ambiguous")

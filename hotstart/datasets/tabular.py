@@ -21,7 +21,7 @@ import csv
 import math
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from .errors import DatasetError
 __all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD"]
 
 MISSING_CELLS = frozenset({"", "NA", "N/A", "NaN", "nan", "NULL", "null", "None", "#N/A"})
+FLOAT32_MAX = float(np.finfo(np.float32).max)  # regression targets are float32
 MAX_CARD = 20  # fastai's cont_cat_split default: integer columns with more distinct values are continuous
 
 
@@ -47,7 +48,7 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
     `regression`: force a Continuous (True) or Label (False) target. Rows whose target is missing
     raise an error naming the column, or are dropped with ``dropna_target=True``.
     """
-    columns, source = _read_columns(table)
+    columns, source, row_name = _read_columns(table)
     targets_cols = [target] if isinstance(target, str) else list(target)
     if not targets_cols:
         raise DatasetError("TableData(target=...) needs a column name")
@@ -67,7 +68,7 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
         gone = [i for i, v in enumerate(columns[t]) if is_missing(v)]
         if gone and not dropna_target:
             raise DatasetError(f"TableData: target column {t!r} of {source} has {len(gone)} missing value(s), "
-                               f"first in row {gone[0]}; drop those rows (dropna_target=True) or fill them")
+                               f"first in {row_name(gone[0])}; drop those rows (dropna_target=True) or fill them")
         keep[gone] = False
     rows_kept = np.flatnonzero(keep)
     if len(rows_kept) == 0:
@@ -78,19 +79,22 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
         categorical = [c for c in free if not _is_continuous(columns[c]) and (continuous is None or c not in continuous)]
     if continuous is None:
         continuous = [c for c in free if c not in categorical and _is_continuous(columns[c])]
+    for c in free:
+        if c in categorical:
+            _warn_if_numbers_read_as_categories(c, columns[c], source, row_name)
     categorical, continuous = list(categorical), list(continuous)
     for c in categorical + continuous:
         if all(is_missing(columns[c][i]) for i in rows_kept):
             raise DatasetError(f"TableData: column {c!r} of {source} has no values at all (every cell is missing)")
     for c in continuous:
-        bad = next((i for i in rows_kept if not is_missing(columns[c][i]) and not _is_number(columns[c][i])), None)
+        bad = next((i for i in rows_kept if not is_missing(columns[c][i]) and _number(columns[c][i]) is None), None)
         if bad is not None:
             raise DatasetError(f"TableData: continuous column {c!r} of {source} holds {columns[c][bad]!r} "
-                               f"in row {bad}, which is not a number")
+                               f"in {row_name(bad)}, which is not a finite number")
     for c in categorical:
         bad = next((i for i in rows_kept if _category_problem(columns[c][i])), None)
         if bad is not None:
-            raise DatasetError(f"TableData: categorical column {c!r} of {source}, row {bad}: "
+            raise DatasetError(f"TableData: categorical column {c!r} of {source}, {row_name(bad)}: "
                                f"{_category_problem(columns[c][bad])}")
 
     row_block = TableRow(categorical, continuous)
@@ -98,12 +102,19 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
              **{c: _float(columns[c][i]) for c in continuous}} for i in rows_kept]
     is_regression = (len(targets_cols) > 1 or all(_is_continuous(columns[t]) for t in targets_cols)) \
         if regression is None else bool(regression)
+    if regression is None and not is_regression:
+        _warn_if_numbers_read_as_categories(targets_cols[0], columns[targets_cols[0]], source, row_name)
     if is_regression:
         for t in targets_cols:
-            bad = next((i for i in rows_kept if not _is_number(columns[t][i])), None)
+            bad = next((i for i in rows_kept if _number(columns[t][i]) is None), None)
             if bad is not None:
-                raise DatasetError(f"TableData: target column {t!r} of {source} holds {columns[t][bad]!r} in row "
-                                   f"{bad}, which is not a number (pass regression=False for classes)")
+                raise DatasetError(f"TableData: target column {t!r} of {source} holds {columns[t][bad]!r} in "
+                                   f"{row_name(bad)}, which is not a finite number (pass regression=False for classes)")
+            big = next((i for i in rows_kept if abs(_number(columns[t][i])) > FLOAT32_MAX), None)
+            if big is not None:  # targets are float32: it would become inf
+                raise DatasetError(f"TableData: target column {t!r} of {source} holds {columns[t][big]!r} in "
+                                   f"{row_name(big)}, beyond float32's range (+-{FLOAT32_MAX:.4g}); rescale the "
+                                   f"target (e.g. its logarithm or other units)")
         targets = [np.array([float(columns[t][i]) for t in targets_cols], dtype=np.float32) for i in rows_kept]
         target_block = Continuous(len(targets_cols))
     else:
@@ -111,15 +122,46 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
             raise DatasetError(f"TableData: several target columns {targets_cols} make a regression, not classes")
         t = targets_cols[0]
         targets = [category_key(columns[t][i]) for i in rows_kept]
-        target_block = Label(sorted(set(targets)))
+        classes = sorted(set(targets))
+        if len(classes) < 2:  # the task would refuse it too, without the column's name
+            raise DatasetError(f"TableData: target column {t!r} of {source} holds one value only "
+                               f"({classes[0]!r}, in all {len(targets)} rows): a classifier needs two classes or "
+                               f"more; choose another target column, or pass regression=True for numbers")
+        target_block = Label(classes)
     return Data(rows, targets), (row_block, target_block)
 
 
 def read_csv_columns(path: str | os.PathLike) -> dict[str, list]:
     """A CSV as ``{column: values}``: missing cells None; columns of numbers as floats, others as text."""
+    return _read_csv(path)[0]
+
+
+def _read_csv(path) -> tuple[dict[str, list], list[int]]:
+    """(`read_csv_columns`, the file's line number of each data row): errors name the line."""
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"TableData: {path} does not exist or is not a file")
+    try:
+        return _parse_csv(path)
+    except UnicodeDecodeError:
+        raise DatasetError(_not_utf8(path)) from None
+
+
+def _not_utf8(path: Path) -> str:
+    """Where a file stops being UTF-8, and what to do about it."""
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8-sig")
+        where = ""
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        where = f" (byte 0x{raw[e.start]:02x} on line {line})"
+    return (f"TableData: {path} is not UTF-8 text{where}. Save it as UTF-8 (CSV UTF-8 in Excel), or read it "
+            f"with pandas in its encoding, e.g. pandas.read_csv(path, encoding='cp1252') (Windows) or "
+            f"encoding='latin-1', and pass the DataFrame")
+
+
+def _parse_csv(path: Path) -> tuple[dict[str, list], list[int]]:
     with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: Excel's byte-order mark
         reader = csv.reader(f)
         header = next(reader, None)
@@ -130,9 +172,11 @@ def read_csv_columns(path: str | os.PathLike) -> dict[str, list]:
         if dup or "" in header:
             raise DatasetError(f"TableData: {path} has duplicate or empty column names {dup or ['']}")
         cells: list[list] = [[] for _ in header]
+        lines: list[int] = []
         for line in reader:
             if not line:
                 continue
+            lines.append(reader.line_num)
             if len(line) != len(header):
                 raise DatasetError(f"TableData: {path} line {reader.line_num} has {len(line)} cells, "
                                    f"the header has {len(header)}")
@@ -143,17 +187,21 @@ def read_csv_columns(path: str | os.PathLike) -> dict[str, list]:
     for name, values in zip(header, cells):
         numbers = _as_floats(values)
         columns[name] = numbers if numbers is not None else values
-    return columns
+    return columns, lines
 
 
-def _read_columns(table) -> tuple[dict[str, list], str]:
+def _read_columns(table) -> tuple[dict[str, list], str, Callable[[int], str]]:
+    """(columns, the source's name, data row index -> how to find that row: a CSV line, a DataFrame index)."""
     if isinstance(table, (str, os.PathLike)):
-        return read_csv_columns(table), str(table)
+        columns, lines = _read_csv(table)
+        return columns, str(table), lambda i: f"line {lines[i]}"
     if hasattr(table, "columns") and hasattr(table, "iloc"):  # a pandas DataFrame, duck-typed
         names = [str(c) for c in table.columns]
         if len(set(names)) != len(names):
             raise DatasetError(f"TableData: the DataFrame has duplicate column names {names}")
-        return {str(c): table[c].tolist() for c in table.columns}, "the DataFrame"
+        index = list(table.index)
+        return ({str(c): table[c].tolist() for c in table.columns}, "the DataFrame",
+                lambda i: f"row {i}" if index[i] == i else f"row {i} (index {index[i]!r})")
     raise TypeError(f"TableData takes a CSV path or a pandas DataFrame, got {type(table).__name__}")
 
 
@@ -171,6 +219,34 @@ def _as_floats(values: list) -> list | None:
             return None
         out.append(f)
     return out
+
+
+def _number(v: Any) -> float | None:
+    """`v` as a finite float when it is one: a number, or text that reads as one (a CSV column with
+    one text cell stays text, so its other cells are numbers written as text); else None."""
+    if isinstance(v, str):
+        try:
+            f = float(v)
+        except ValueError:
+            return None
+        return f if math.isfinite(f) else None
+    return float(v) if _is_number(v) else None
+
+
+def _warn_if_numbers_read_as_categories(column: str, values: list, source: str, row_name) -> None:
+    """A column of numbers with a few text or infinite cells is read as categorical, by the rule;
+    usually one cell is a typo or a sentinel (``inf``, ``?``, ``n/a ``). Say so, naming the first."""
+    present = [(i, v) for i, v in enumerate(values) if not is_missing(v)]
+    odd = [(i, v) for i, v in present if _number(v) is None]
+    if not odd or len(odd) * 2 >= len(present):
+        return
+    import warnings
+
+    i, v = odd[0]
+    warnings.warn(f"TableData: column {column!r} of {source} is read as categorical although "
+                  f"{len(present) - len(odd)} of its {len(present)} values are numbers; {len(odd)} not, "
+                  f"first {v!r} in {row_name(i)}. Fix or empty those cells, or pass continuous=[{column!r}] "
+                  f"(regression=True for a target; then they are an error naming the cell)", UserWarning, stacklevel=3)
 
 
 def _is_number(v: Any) -> bool:

@@ -38,6 +38,45 @@ NA = "#na#"  # index 0 of every vocabulary: missing or unseen
 EPS = 1e-7
 
 
+def finite_mean_std(values: np.ndarray, what: str) -> tuple[float, float]:
+    """(mean, std + EPS) of finite float64 `values`, finite whatever their size.
+
+    Plain ``values.std()`` squares the values, so one value of 1e308 made the std infinite, every
+    encoded value of the column 0, and ``Infinity`` (not JSON) landed in task.json and the ONNX
+    metadata. When the plain result overflows, it is computed again on the values divided by their
+    largest magnitude, then scaled back (the plain result is kept otherwise: same numbers as before).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise UsageError(f"{what} holds non-finite values; a mean and std need finite numbers")
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean, std = float(values.mean()), float(values.std())
+    if not (math.isfinite(mean) and math.isfinite(std)):
+        scale = float(np.abs(values).max())
+        unit = values / scale
+        mean, std = float(unit.mean()) * scale, float(unit.std()) * scale
+    std += EPS
+    if not (math.isfinite(mean) and math.isfinite(std)):  # cannot happen for finite values; never write it
+        raise UsageError(f"{what}: its mean / std ({mean}, {std}) are not finite numbers")
+    return mean, std
+
+
+def _check_statistics(prep) -> None:
+    """Statistics given (e.g. read from a task.json) must be finite, with positive stds: an infinite
+    or zero std silently encodes a whole column to 0 (or NaN)."""
+    for c in prep.continuous:
+        for name in ("median", "mean", "std"):
+            v = getattr(prep, name)[c]
+            if not math.isfinite(v) or (name == "std" and v <= 0):
+                raise UsageError(f"TabularPreprocessing: the {name} of column {c!r} is {v}; it must be a finite "
+                                 f"number{' above 0' if name == 'std' else ''}")
+    for name in ("target_mean", "target_std"):
+        for j, v in enumerate(getattr(prep, name) or []):
+            if not math.isfinite(v) or (name == "target_std" and v <= 0):
+                raise UsageError(f"TabularPreprocessing: {name}[{j}] is {v}; it must be a finite number"
+                                 f"{' above 0' if name == 'target_std' else ''}")
+
+
 class TabularPreprocessing(Encoding):
     """Categorify, fill missing, normalize (statistics from `fit`); normalize regression targets."""
 
@@ -58,6 +97,7 @@ class TabularPreprocessing(Encoding):
             bad = [c for c in self.na_columns if c not in self.continuous]
             if bad:
                 raise UsageError(f"TabularPreprocessing: na_columns {bad} are not continuous columns")
+            _check_statistics(self)
             self._index = {c: {v: i for i, v in enumerate(self.vocab[c])} for c in self.categorical}
             self._fill = np.array([self.median[c] for c in self.continuous], dtype=np.float64)
             self._mean = np.array([self.mean[c] for c in self.continuous], dtype=np.float64)
@@ -96,12 +136,13 @@ class TabularPreprocessing(Encoding):
             median[c] = float(np.median(col[~missing]))
             if missing.any():
                 na_columns.append(c)
-            filled = np.where(missing, median[c], col)
-            mean[c], std[c] = float(filled.mean()), float(filled.std()) + EPS
+            mean[c], std[c] = finite_mean_std(np.where(missing, median[c], col), f"column {c!r}")
         target_mean = target_std = None
         if targets is not None:
             y = np.stack([np.asarray(t, dtype=np.float64).reshape(-1) for t in targets])
-            target_mean, target_std = y.mean(0).tolist(), (y.std(0) + EPS).tolist()
+            stats = [finite_mean_std(y[:, j], f"target {j}" if y.shape[1] > 1 else "the target")
+                     for j in range(y.shape[1])]
+            target_mean, target_std = [m for m, _ in stats], [s for _, s in stats]
         return TabularPreprocessing(self.categorical, self.continuous, vocab=vocab, na_columns=na_columns,
                                     median=median, mean=mean, std=std, target_mean=target_mean,
                                     target_std=target_std)

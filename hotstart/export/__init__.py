@@ -9,7 +9,7 @@ ExecuTorch .pte (fp32 or int8, see pte.py) and int8 from quantization-aware trai
     learner.quantize("pte", qat_epochs=1).export("digits-qat.pte")
     learner.export("digits-web", format="web", vendor=None)  # a static page (see web.py)
 
-The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
+Every destination is checked before the export's work starts (destination.py). The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
 (numpy + pillow + onnxruntime) or a C++ program can use them without hotstart.
 """
 from __future__ import annotations
@@ -35,10 +35,14 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         raise ValueError(f"export: format must be one of {FORMATS}, got {format!r}")
     if quantize not in (None, "int8"):
         raise ValueError(f"export: quantize must be None or 'int8', got {quantize!r}")
+    from .destination import check_file_destination, check_folder_destination
+
     if format == "web":
         if quantize is not None:
             raise ValueError("export: quantize='int8' is for format='onnx'; the web page runs the fp32 model")
         from .web import export_learner_web
+
+        check_folder_destination(path, "export path")
 
         return export_learner_web(learner, path, **kwargs)
     if format == "pte":
@@ -50,7 +54,10 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
             raise ValueError("export: quantize='int8' is for format='onnx' or 'pte'")
         from .pt2 import export_pt2
 
+        check_file_destination(path, "export path")
+
         return export_pt2(learner, path, **kwargs)
+    check_file_destination(path, "export path")
     if quantize == "int8":
         from .quantize import export_int8
 

@@ -10,8 +10,9 @@ entry in predictor.py's `KINDS` table.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
+
+from ..strict_json import dumps
 
 FORMAT = "hotstart.onnx/1"
 
@@ -70,7 +71,7 @@ def task_metadata(task, *, input_name: str = "input", output_name: str = "logits
                          f"{sorted(KIND_METADATA)} (add an entry to hotstart/export/metadata.py's KIND_METADATA)")
     values = {"format": FORMAT, "kind": kind, "hotstart_version": __version__,
               "input_name": input_name, "output_name": output_name, **build(task), "task": task.to_dict()}
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+    return {k: v if isinstance(v, str) else dumps(v, f"export metadata key {k!r}") for k, v in values.items()}
 
 
 def page_fields(task) -> dict[str, Any]:
@@ -81,14 +82,3 @@ def page_fields(task) -> dict[str, Any]:
         raise ValueError(f"exporting a {kind} model is not supported yet; exportable task kinds: {sorted(KIND_METADATA)}")
     return {"kind": kind, **build(task)}
 
-
-def decode_values(props: dict[str, str]) -> dict[str, Any]:
-    """Flat string metadata (as `task_metadata` writes it) -> values, JSON decoded where it is JSON
-    (format, kind and the names stay plain strings)."""
-    out: dict[str, Any] = {}
-    for k, v in props.items():
-        try:
-            out[k] = json.loads(v)
-        except (json.JSONDecodeError, TypeError):
-            out[k] = v
-    return out

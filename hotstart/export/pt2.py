@@ -59,13 +59,15 @@ def load_pt2(path):
     """(callable model, metadata dict with JSON values decoded) of a .pt2 written by `export_pt2`."""
     import torch
 
-    from .metadata import decode_values
+    from ..predictor import check_metadata, decode_metadata
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such .pt2 package")
     model = torch._inductor.aoti_load_package(str(path))
-    meta = decode_values(model.get_metadata())
-    if meta.get("format") != "hotstart.pt2/1":
-        raise ValueError(f"{path}: not a .pt2 written by hotstart's export (format {meta.get('format')!r})")
+    props = dict(model.get_metadata())
+    if props.get("format") != "hotstart.pt2/1":
+        raise ValueError(f"{path}: not a .pt2 written by hotstart's export (format {props.get('format')!r})")
+    meta = decode_metadata(props, str(path))  # the predictor's decoding and checks: one implementation
+    check_metadata(meta, str(path))
     return model, meta

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import atomic_write_bytes
-from .metadata import decode_values, task_metadata
+from .metadata import task_metadata
 from .onnx import INPUT_NAME, OUTPUT_NAME, ExportError, ExportReport, failing_layer, eval_copy, example_batch
 
 FORMAT = "hotstart.pte/1"
@@ -126,9 +126,13 @@ class PteModel:
                              f"it: {e}") from e
         if METADATA_METHOD not in names:
             raise ValueError(f"{self.source}: not a .pte written by hotstart's export (no {METADATA_METHOD} method)")
-        self.meta = decode_values(json.loads(program.load_method(METADATA_METHOD).execute([])[0]))
-        if self.meta.get("format") != FORMAT:
-            raise ValueError(f"{self.source}: not a .pte written by hotstart's export (format {self.meta.get('format')!r})")
+        from ..predictor import check_metadata, decode_metadata
+
+        props = json.loads(program.load_method(METADATA_METHOD).execute([])[0])
+        if props.get("format") != FORMAT:
+            raise ValueError(f"{self.source}: not a .pte written by hotstart's export (format {props.get('format')!r})")
+        self.meta = decode_metadata(props, str(self.source))  # the predictor's decoding and checks
+        check_metadata(self.meta, str(self.source))
         self.batch_size = int(self.meta["batch_size"])
         self.method = program.load_method("forward")
         self.classes = self.meta.get("classes")

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import atomic_write_bytes
+from ..errors import UsageError
 from .onnx import ExportReport, eval_copy, export_onnx, max_difference, strip_symbolic_value_info
 
 
@@ -41,22 +42,33 @@ def cpu_has_vnni() -> bool | None:
 
 def calibration_samples(learner, n: int) -> list:
     """`n` training inputs (raw), chosen with the learner's seed; training data needed (also
-    the calibration set of the PT2E int8 exports, export/qat.py)."""
+    the calibration set of the PT2E int8 exports, export/qat.py).
+
+    From the training split only: calibrating on validation images would tune the int8 ranges to
+    the very images the int8 accuracy is then reported on, and flatter it (tests hold this)."""
+    if int(n) < 1:
+        raise UsageError(f"calibrate must be at least 1 sample, got {n!r}")
     loader = learner.train_loader
     if loader is None:
-        raise ValueError("quantize='int8' needs training data to calibrate on: build the learner with data "
+        raise UsageError("quantize='int8' needs training data to calibrate on: build the learner with data "
                          "(or pass --data to `hotstart export`)")
     inputs = loader.dataset.inputs
-    if int(n) < 1:
-        raise ValueError(f"calibrate must be at least 1 sample, got {n!r}")
+    if len(inputs) == 0:
+        raise UsageError("quantize='int8': the training split is empty, so there is nothing to calibrate on")
     idx = np.random.default_rng(learner.seed).permutation(len(inputs))[:int(n)]
     return [inputs[int(i)] for i in sorted(idx)]
 
 
-class _Reader:
-    """onnxruntime's CalibrationDataReader protocol: get_next() -> {input: batch} or None."""
+class CalibrationReader:
+    """onnxruntime's CalibrationDataReader protocol: get_next() -> {input: batch} or None.
+
+    Each sample is encoded as for validation (no augmentation: calibration must see what inference
+    sees), once per pass. An empty sample list is refused here, with our own message, rather than
+    by onnxruntime's quantizer deep inside its calibration."""
 
     def __init__(self, task, samples, input_name: str, batch_size: int = 32):
+        if len(samples) == 0:
+            raise UsageError("int8 calibration was given no samples: the quantizer would calibrate on nothing")
         self.task, self.samples, self.input_name, self.batch_size = task, samples, input_name, batch_size
         self.pos = 0
 
@@ -89,7 +101,7 @@ def export_int8(learner, path, *, calibrate: int = 256, reduce_range: bool | str
         fp32, pre, q = Path(tmp) / "fp32.onnx", Path(tmp) / "pre.onnx", Path(tmp) / "int8.onnx"
         report = export_onnx(learner, fp32, **kwargs)
         quant_pre_process(str(fp32), str(pre))
-        reader = type("Reader", (_Reader, CalibrationDataReader), {})(learner.task, samples, "input")
+        reader = type("Reader", (CalibrationReader, CalibrationDataReader), {})(learner.task, samples, "input")
         quantize_static(str(pre), str(q), reader, quant_format=QuantFormat.QDQ, per_channel=per_channel,
                         reduce_range=bool(reduce_range), activation_type=QuantType.QUInt8,
                         weight_type=QuantType.QInt8)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..atomic_folder import write_folder
 from ..errors import HotstartError
+from ..strict_json import dumps
 
 FORMAT = "hotstart.web/1"
 ORT_WEB_VERSION = "1.30.0"
@@ -81,13 +82,13 @@ def export_web(onnx_file, page_task: dict, out_dir, *, vendor=None, title: str |
                              f"(export it with --format onnx and use the predictor)")
     if not onnx_file.is_file():
         raise FileNotFoundError(f"{onnx_file}: no such ONNX file")
-    dist = _vendor_dist(vendor) if vendor is not None else None
-    _refuse_foreign_folder(out_dir)
+    dist = vendor_dist(vendor) if vendor is not None else None
+    refuse_foreign_folder(out_dir)
 
     page = {k: page_task[k] for k in PAGE_KEYS}
     page.update(format=FORMAT, hotstart=__version__, onnxruntime_web=ORT_WEB_VERSION)
     template = resources.files("hotstart.export") / "web_page"
-    files = {"task.json": json.dumps(page, indent=2).encode(), "model.onnx": onnx_file.read_bytes(),
+    files = {"task.json": dumps(page, f"{out_dir}/task.json", indent=2).encode(), "model.onnx": onnx_file.read_bytes(),
              "app.js": (template / "app.js").read_bytes()}
     if dist is not None:
         files.update({name: (dist / name).read_bytes() for name in ORT_RUNTIME_FILES})
@@ -121,14 +122,16 @@ def export_learner_web(learner, out_dir, *, vendor=None, title: str | None = Non
     from .onnx import export_onnx
 
     out_dir = Path(out_dir)
-    _refuse_foreign_folder(out_dir)  # before minutes of exporting
+    refuse_foreign_folder(out_dir)  # before minutes of exporting
+    if vendor is not None:
+        vendor_dist(vendor)
     with tempfile.TemporaryDirectory(prefix="hotstart-web-") as tmp:
         onnx_file = Path(tmp) / "model.onnx"
         export_onnx(learner, onnx_file, **onnx_kwargs)
         return export_web(onnx_file, page_fields(learner.task), out_dir, vendor=vendor, title=title)
 
 
-def _vendor_dist(vendor) -> Path:
+def vendor_dist(vendor) -> Path:
     """The ``dist/`` folder of an onnxruntime-web package of the pinned version, checked."""
     root = Path(vendor).expanduser()
     if not root.is_dir():
@@ -151,7 +154,7 @@ def _vendor_dist(vendor) -> Path:
     return dist
 
 
-def _refuse_foreign_folder(out_dir: Path) -> None:
+def refuse_foreign_folder(out_dir: Path) -> None:
     """An existing, non-empty `out_dir` is replaced only if an earlier web export wrote it."""
     if not out_dir.exists():
         return

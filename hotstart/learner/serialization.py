@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..atomic_folder import read_folder, write_folder
 from ..errors import SavedModelError, UsageError
+from ..strict_json import dumps
 
 FORMAT = "hotstart.learner/1"
 WEIGHTS, TASK = "weights.safetensors", "task.json"
@@ -38,7 +39,7 @@ def save_learner(learner, path) -> Path:
             f"(did training diverge? try a lower learning rate)")
     meta = {"format": FORMAT, "task": learner.task.to_dict(), "model": learner.model_config}
     write_folder(path, {WEIGHTS: st_save(state, metadata={"format": FORMAT}),
-                        TASK: json.dumps(meta, indent=2).encode()})
+                        TASK: dumps(meta, f"not saving to {path}: {TASK}", indent=2).encode()})
     return path
 
 
@@ -68,8 +69,8 @@ def _read(path) -> tuple[Path, dict, bytes]:
 def parse_meta(data: bytes, where) -> dict:
     """The checked top level of a ``task.json``; `where` names the file in errors."""
     try:
-        meta = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        meta = json.loads(data.decode("utf-8"), parse_constant=_not_json)
+    except (UnicodeDecodeError, ValueError) as e:  # NaN / Infinity: not JSON, and never a valid statistic
         raise SavedModelError(f"{where} is not valid JSON: {e}") from None
     if not isinstance(meta, dict):
         raise SavedModelError(f"{where} should hold a JSON object, it holds {type(meta).__name__}")
@@ -80,6 +81,10 @@ def parse_meta(data: bytes, where) -> dict:
             what = "is missing" if key not in meta else f"should be a JSON object, not {meta[key]!r}"
             raise SavedModelError(f"{where}: {key!r} {what}")
     return meta
+
+
+def _not_json(name: str):
+    raise ValueError(f"{name} is not a JSON number (a statistic that overflowed when it was saved?)")
 
 
 def read_meta(path) -> dict:

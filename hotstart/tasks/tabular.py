@@ -115,6 +115,10 @@ class TabularClassificationSingle(SingleLabelOutputs, _TabularTask):
 
     target_kind = Label
 
+    def __init__(self, blocks: Sequence[Block], preprocessing: TabularPreprocessing | None = None):
+        super().__init__(blocks, preprocessing)
+        self.target_block.check_trainable(type(self).__name__)  # one class: refused now, as for images
+
     @property
     def classes(self) -> list:
         return list(self.target_block.classes)

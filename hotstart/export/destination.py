@@ -1,0 +1,51 @@
+"""Where an export writes, checked before the export starts (an export takes seconds to minutes).
+
+Before this check, ``export --out`` onto an existing folder, into a folder that is a file, or into
+a folder without write permission failed only at the last step, after the whole export (and, for
+int8, the calibration) had run. The checks here look only at the file system, import nothing
+heavy, and run before the learner is even loaded (``hotstart export``) and at the top of
+``learner.export``.
+
+A missing parent folder is no error: the atomic write creates it (hotstart/atomic.py).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import UsageError
+
+__all__ = ["check_file_destination", "check_folder_destination"]
+
+
+def check_file_destination(path, flag: str = "--out") -> Path:
+    """`path` can receive a file: it is not a folder (or other non-file), and its folder is writable.
+    An existing file is replaced (atomically, once the export is done and checked)."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a folder; give the file to write, e.g. {path / 'model.onnx'} "
+                         f"(nothing was exported)")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{flag} {path}: exists and is not a regular file (nothing was exported)")
+    _check_writable_folder(path.parent, path, flag)
+    return path
+
+
+def check_folder_destination(path, flag: str) -> Path:
+    """`path` can become a folder: it is a folder already, or absent with a writable parent."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path}: exists and is not a folder (nothing was exported)")
+    _check_writable_folder(path if path.is_dir() else path.parent, path, flag)
+    return path
+
+
+def _check_writable_folder(folder: Path, path: Path, flag: str) -> None:
+    """The nearest existing ancestor of `folder` is a folder this process may create files in."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{flag} {path}: {existing} is a file, not a folder (nothing was exported)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: no permission to write in {existing} (nothing was exported)")

@@ -1,0 +1,116 @@
+"""What a killed save leaves beside a folder (``.NAME.new-*``, ``.NAME.old-*``) is cleaned up by the
+next save or load, when provably stale: no writer holds the parent folder's lock.
+
+A forked child writes a folder and stops in the middle (at a chosen step); the parent checks that
+a load while the child lives leaves its temporary folder alone, then SIGKILLs the child and checks
+that the next load removes what it left (and puts back the committed set when the kill came
+between the swap's two renames).
+"""
+import os
+import shutil
+import signal
+import time
+
+import pytest
+
+import hotstart.atomic_folder as af
+from hotstart.atomic_folder import read_folder, write_folder
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the kill tests fork")
+
+OLD = {"a.bin": b"old a", "b.bin": b"old b"}
+NEW = {"a.bin": b"new a", "b.bin": b"new b"}
+
+
+def _pause_child_at(step: str, folder):
+    """Fork a child that writes NEW into `folder` and stops forever at `step`; returns (pid, ready fd)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            os.close(r)
+
+            def stop():
+                os.write(w, b"x")
+                time.sleep(600)
+
+            if step == "after the first file":
+                real = af.atomic_write_bytes
+
+                def slow(path, data):
+                    real(path, data)
+                    stop()
+                af.atomic_write_bytes = slow
+            else:  # "between the renames": the old set moved aside, the new one not yet in
+                real_rename = os.rename
+
+                def rename(src, dst):
+                    real_rename(src, dst)
+                    stop()
+                af.os.rename = rename
+            write_folder(folder, NEW)
+        finally:
+            os._exit(1)
+    os.close(w)
+    assert os.read(r, 1) == b"x", "the child died before pausing"
+    os.close(r)
+    return pid
+
+
+def _kill(pid):
+    os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def _beside(folder):
+    return sorted(p.name.rsplit("-", 1)[0] for p in folder.parent.iterdir() if p.name != folder.name)
+
+
+def test_a_load_removes_a_killed_saves_temporary_folder_and_spares_a_live_one(tmp_path):
+    folder = tmp_path / "model"
+    write_folder(folder, OLD)
+    pid = _pause_child_at("after the first file", folder)
+    try:
+        assert _beside(folder) == [".model.new"]
+        assert read_folder(folder, OLD)[1] == OLD
+        assert _beside(folder) == [".model.new"], "a live writer's temporary folder was removed"
+    finally:
+        _kill(pid)
+    assert _beside(folder) == [".model.new"]  # before: it stayed there until the next save
+    got_from, files = read_folder(folder, OLD)
+    assert (got_from, files) == (folder, OLD)
+    assert _beside(folder) == []
+
+
+def test_a_load_after_a_kill_between_the_renames_puts_the_committed_set_back(tmp_path):
+    folder = tmp_path / "model"
+    write_folder(folder, OLD)
+    pid = _pause_child_at("between the renames", folder)
+    try:
+        assert not folder.exists() and _beside(folder) == [".model.new", ".model.old"]
+        got_from, files = read_folder(folder, OLD)  # the old set, read beside the target
+        assert files == OLD and got_from != folder
+        assert _beside(folder) == [".model.new", ".model.old"]  # the writer lives: nothing touched
+    finally:
+        _kill(pid)
+    got_from, files = read_folder(folder, OLD)
+    assert (got_from, files) == (folder, OLD) and _beside(folder) == []
+
+
+def test_a_save_after_a_kill_removes_the_leftovers(tmp_path):
+    folder = tmp_path / "model"
+    write_folder(folder, OLD)
+    _kill(_pause_child_at("after the first file", folder))
+    write_folder(folder, NEW)
+    assert _beside(folder) == [] and read_folder(folder, NEW)[1] == NEW
+
+
+def test_a_load_from_a_read_only_folder_still_reads(tmp_path, monkeypatch):
+    """Cleaning up is best effort: a load never fails because it could not remove a leftover."""
+    folder = tmp_path / "model"
+    write_folder(folder, OLD)
+    _kill(_pause_child_at("after the first file", folder))
+    monkeypatch.setattr(af.shutil, "rmtree", lambda *a, **k: (_ for _ in ()).throw(PermissionError("read-only")))
+    assert read_folder(folder, OLD)[1] == OLD
+    monkeypatch.setattr(af.shutil, "rmtree", shutil.rmtree)

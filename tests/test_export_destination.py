@@ -1,0 +1,75 @@
+"""Export destinations are checked before the export runs (it takes seconds to minutes).
+
+Before, ``hotstart export --out`` onto an existing folder, below a file, or onto a foreign web
+folder failed only after loading the model and exporting (and, for int8, calibrating) it. Here the
+model is never loaded: `load_learner` is replaced by a function that fails the test if called.
+"""
+import os
+
+import pytest
+
+from hotstart.errors import UsageError
+
+
+@pytest.fixture
+def no_loading(monkeypatch):
+    import hotstart.learner
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the model was loaded before the destination was checked")
+
+    monkeypatch.setattr(hotstart.learner, "load_learner", fail)
+
+
+def _cases(tmp):
+    (tmp / "folder").mkdir()
+    (tmp / "folder" / "keep.txt").write_text("mine")
+    (tmp / "file").write_text("mine")
+    (tmp / "bundle").mkdir()
+    (tmp / "bundle" / "model.onnx").mkdir()
+    return {
+        "onnx onto a folder": (["--out", str(tmp / "folder")], "is a folder"),
+        "int8 onto a folder": (["--quantize", "int8", "--out", str(tmp / "folder")], "is a folder"),
+        "pt2 onto a folder": (["--format", "pt2", "--out", str(tmp / "folder")], "is a folder"),
+        "below a file": (["--out", str(tmp / "file" / "sub" / "m.onnx")], "is a file, not a folder"),
+        "web onto a file": (["--format", "web", "--out", str(tmp / "file")], "not a folder"),
+        "web onto a folder of yours": (["--format", "web", "--out", str(tmp / "folder")], "not written by a web export"),
+        "web with a bad vendor": (["--format", "web", "--out", str(tmp / "new"), "--vendor", str(tmp / "nope")],
+                                  "--vendor"),
+        "bundle onto a file": (["--bundle", str(tmp / "file")], "not a folder"),
+        "bundle whose model.onnx is a folder": (["--bundle", str(tmp / "bundle")], "is a folder"),
+    }
+
+
+def test_bad_destinations_fail_before_the_model_is_loaded(tmp_path, capsys, no_loading):
+    from hotstart.cli import main
+
+    for name, (args, message) in _cases(tmp_path).items():
+        assert main(["export", str(tmp_path / "no-model-needed"), *args]) == 1, name
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (name, err)
+    assert (tmp_path / "folder" / "keep.txt").read_text() == "mine"
+    assert sorted(p.name for p in (tmp_path / "folder").iterdir()) == ["keep.txt"]  # nothing left beside it
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write anywhere")
+def test_a_folder_without_write_permission_fails_first(tmp_path, capsys, no_loading):
+    from hotstart.cli import main
+
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    assert main(["export", str(tmp_path), "--out", str(locked / "m.onnx")]) == 1
+    assert "no permission to write" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "pt2", "web"])
+def test_learner_export_checks_the_destination_before_touching_the_learner(tmp_path, fmt):
+    """`learner.export` too: with no learner at all, the destination's error comes first."""
+    from hotstart.export import export
+
+    target = tmp_path / "file" if fmt == "web" else tmp_path
+    (tmp_path / "file").write_text("mine")
+    with pytest.raises(UsageError, match="export path"):
+        export(None, target, fmt)
+    with pytest.raises(UsageError, match="export path"):
+        export(None, tmp_path / "file" / "m.onnx", "onnx", quantize="int8")
