@@ -20,7 +20,17 @@ from .metadata import task_metadata
 from .onnx import ExportError, ExportReport, INPUT_NAME, OUTPUT_NAME, failing_layer, eval_copy, example_batch
 
 
-def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict | None = None) -> ExportReport:
+# x86-64-v3 (Haswell, 2013, and later: AVX2 + FMA) with 256-bit vectors: what `portable=True` builds
+PORTABLE_X86 = {"cpp.march": "x86-64-v3", "cpp.simdlen": 256}
+
+
+def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict | None = None,
+               portable: bool = False) -> ExportReport:
+    """`portable=True` (x86-64 only): compile for x86-64-v3 with AVX2 vectors instead of the
+    exporting CPU. By default Inductor compiles with ``-march=native`` and the widest vector ISA
+    the host has (recorded in the package as ``AOTI_CPU_ISA``, e.g. ``AVX512 AVX512_VNNI
+    AMX_TILE``), so a package may not load or may crash with an illegal instruction on an older
+    CPU."""
     import torch
 
     task = learner.task
@@ -39,7 +49,10 @@ def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict
         raise ExportError(f"torch.export failed{failing_layer(model, x)}: {type(e).__name__}: "
                           f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}\nWhat to try: a backbone "
                           "without that layer (the default SmallCNN and timm's resnets export)") from e
-    configs = {**(inductor_configs or {}), "aot_inductor.metadata": meta}
+    import platform
+
+    base = PORTABLE_X86 if portable and platform.machine() in ("x86_64", "AMD64") else {}
+    configs = {**base, **(inductor_configs or {}), "aot_inductor.metadata": meta}
     with atomic_open(path, suffix=".pt2") as f:  # replaced only once compiled and packaged
         torch._inductor.aoti_compile_and_package(program, package_path=f, inductor_configs=configs)
     check = example_batch(task, 3, seed=1)

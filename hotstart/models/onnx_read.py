@@ -73,10 +73,11 @@ def from_onnx(path, *, cut_at: str | None = "pool"):
     model = dequantize_qdq(model)
     model = to_opset(model, TARGET_OPSET, path)
     drop_newer_attributes(model, path)
+    pool = None
     if cut_at is not None:
-        model = cut(model, cut_at, path)
+        model, pool = cut(model, cut_at, path)
     check_converters(model, path)
-    return _to_module(model, path, flatten=cut_at is not None)
+    return _to_module(model, path, flatten=cut_at is not None, pool=pool)
 
 
 # --- 1. QDQ -> float ------------------------------------------------------------------------
@@ -202,25 +203,46 @@ def _drop(node, name: str, path, ok) -> None:
 
 # --- 4. cutting the head --------------------------------------------------------------------
 def cut(model, cut_at: str, path):
-    """`model` up to the last pooling node (``cut_at="pool"``) or the node named `cut_at` (step 4)."""
+    """(`model` up to the last pooling node (``cut_at="pool"``) or the node named `cut_at`, the
+    global pooling to append or None) (step 4). A global average / max pool (GlobalAveragePool,
+    or ReduceMean over H and W) is cut *before* and appended as ``nn.AdaptiveAvgPool2d(1)`` /
+    ``AdaptiveMaxPool2d(1)``, as timm's models end: hotstart's model checks (tasks/checks.py)
+    then see the last feature map, not a 1x1 one."""
     import onnx
 
     nodes = list(model.graph.node)
+    pool = None
     if cut_at == "pool":
         pools = [n for n in nodes if n.op_type in POOLING_OPS]
         if not pools:
             raise OnnxReadError(f"{path}: no pooling node ({', '.join(POOLING_OPS)}) to cut the head at; pass "
                                 "cut_at='NODE_NAME' or cut_at=None (the whole model)")
         node = pools[-1]
+        pool = _global_pool(node, _constants(model))
+        output = node.input[0] if pool else node.output[0]
     else:
         node = next((n for n in nodes if n.name == cut_at), None)
         if node is None:
             names = [n.name for n in nodes]
             raise OnnxReadError(f"{path}: no node named {cut_at!r}; its nodes are {names[:12]}"
                                 f"{' ...' if len(names) > 12 else ''}")
+        output = node.output[0]
     inputs = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     model = onnx.shape_inference.infer_shapes(model)
-    return onnx.utils.Extractor(model).extract_model(inputs, [node.output[0]])
+    return onnx.utils.Extractor(model).extract_model(inputs, [output]), pool
+
+
+def _global_pool(node, constants) -> str | None:
+    """"avg" / "max" when `node` pools over all of H and W (N x C x H x W), else None."""
+    if node.op_type in ("GlobalAveragePool", "GlobalMaxPool"):
+        return "avg" if node.op_type == "GlobalAveragePool" else "max"
+    if node.op_type == "ReduceMean":
+        axes = next((list(a.ints) for a in node.attribute if a.name == "axes"), None)
+        if axes is None and len(node.input) > 1:
+            axes = constants.get(node.input[1])
+        if axes is not None and sorted(a % 4 for a in axes) == [2, 3]:
+            return "avg"
+    return None
 
 
 # --- 5. every op converts -------------------------------------------------------------------
@@ -240,7 +262,7 @@ def check_converters(model, path) -> None:
                 f"onnx2torch.node_converters.registry.add_converter({node.op_type!r}, {version})") from None
 
 
-def _to_module(model, path, flatten: bool):
+def _to_module(model, path, flatten: bool, pool: str | None = None):
     from onnx2torch import convert
 
     try:
@@ -248,7 +270,7 @@ def _to_module(model, path, flatten: bool):
     except Exception as e:
         raise OnnxReadError(f"{path}: onnx2torch could not convert it ({type(e).__name__}: "
                             f"{str(e).strip().splitlines()[0] if str(e).strip() else ''})") from e
-    module = OnnxModule(graph, flatten=flatten, source=str(path))
+    module = OnnxModule(graph, flatten=flatten, source=str(path), pool=pool)
     if flatten:
         shape = _input_shape(model)
         with torch.no_grad():
@@ -268,15 +290,19 @@ class OnnxModule(torch.nn.Module):
     """A graph read from ONNX (``self.graph``, an fx GraphModule of onnx2torch modules),
     flattened to (batch, features) when it was cut for use as a backbone."""
 
-    def __init__(self, graph, flatten: bool, source: str):
+    def __init__(self, graph, flatten: bool, source: str, pool: str | None = None):
         super().__init__()
         self.graph = graph
+        # the global pooling the graph was cut before (see `cut`), as timm's models end
+        self.pool = {"avg": torch.nn.AdaptiveAvgPool2d(1), "max": torch.nn.AdaptiveMaxPool2d(1)}[pool] if pool else None
         self.flatten = flatten
         self.source = source
         self.num_features = None
 
     def forward(self, x):
         out = self.graph(x)
+        if self.pool is not None:
+            out = self.pool(out)
         return out.flatten(1) if self.flatten else out
 
     def extra_repr(self):
