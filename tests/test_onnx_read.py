@@ -21,7 +21,7 @@ def resnet10t(tmp_path_factory):
 
     torch.manual_seed(0)
     model = timm.create_model("resnet10t", pretrained=False, num_classes=10, in_chans=1).eval()
-    path = _export(model, torch.randn(2, 1, 16, 16), tmp_path_factory.mktemp("onnx_read") / "resnet10t.onnx")
+    path = _export(model, torch.randn(2, 1, 32, 32), tmp_path_factory.mktemp("onnx_read") / "resnet10t.onnx")
     return model, path
 
 
@@ -29,7 +29,7 @@ def test_a_timm_resnet_exported_by_torch_comes_back_within_1e_5(resnet10t):
     from hotstart.models import from_onnx
 
     model, path = resnet10t
-    x = torch.randn(3, 1, 16, 16, generator=torch.Generator().manual_seed(1))
+    x = torch.randn(3, 1, 32, 32, generator=torch.Generator().manual_seed(1))
     whole = from_onnx(path, cut_at=None).eval()
     with torch.no_grad():
         assert float((whole(x) - model(x)).abs().max()) <= 1e-5
@@ -45,13 +45,14 @@ def test_the_read_backbone_fine_tunes_in_a_tasklearner(resnet10t, digits_small):
 
     _, path = resnet10t
     data, blocks = digits_small
-    task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
+    task = ImageClassificationSingle(blocks, size=(32, 32), augment={"flip": 0.0})  # resnet10t downsamples by 32
     learner = tasklearner(task, data, backbone=from_onnx(path), seed=0, progress=False, batch_size=16)
     model = learner.model.train()
     xb, yb = next(iter(learner.train_loader))
     learner.loss_func(model(xb), yb).backward()
-    params = list(model.named_parameters())
-    assert len(params) > 20 and [n for n, p in params if p.grad is None or not p.grad.abs().sum() > 0] == []
+    params = list(model.named_parameters())  # 14 conv weights (torch folded the BatchNorms) + the head
+    # every parameter gets a gradient (some are 0: timm zero-initialises each block's last BatchNorm)
+    assert len(params) >= 16 and [n for n, p in params if p.grad is None or not torch.isfinite(p.grad).all()] == []
 
 
 def test_hotstart_fp32_and_int8_exports_come_back_with_their_labels(make_learner, tmp_path):

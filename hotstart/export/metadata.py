@@ -81,4 +81,3 @@ def page_fields(task) -> dict[str, Any]:
     if build is None:
         raise ValueError(f"exporting a {kind} model is not supported yet; exportable task kinds: {sorted(KIND_METADATA)}")
     return {"kind": kind, **build(task)}
-

@@ -37,10 +37,8 @@ class QuantizedModel:
 
     def validate(self) -> dict:
         """Loss and metrics of the int8 model (the converted torch graph) on the learner's validation set."""
-        from ..learner.loop import Learner
-
         src = self.learner
-        evaluator = Learner(self.model, None, src.valid_loader, src.loss_func, metrics=src.task.metrics,
+        evaluator = _learner_class(src)(self.model, None, src.valid_loader, src.loss_func, metrics=src.task.metrics,
                             task=src.task, seed=src.seed, progress=False)
         return evaluator.validate()
 
@@ -105,14 +103,19 @@ def quantize_learner(learner, target: str = "pte", *, qat_epochs: int = 1, lr_ma
 
 def _train(learner, prepared, epochs: int, lr_max: float, callbacks, fit_kwargs) -> list:
     """Fit the prepared graph with hotstart's loop: the learner's data, loss, metrics and seed."""
-    from ..learner.loop import Learner
-
     if learner.train_loader is None:
         raise ValueError("quantization-aware training needs training data: build the learner with data")
-    qat = Learner(prepared, learner.train_loader, learner.valid_loader, learner.loss_func,
+    qat = _learner_class(learner)(prepared, learner.train_loader, learner.valid_loader, learner.loss_func,
                   optimizer=learner.optimizer, metrics=learner.task.metrics, task=learner.task,
                   seed=learner.seed, progress=False, wd=learner.wd)
     return qat.fit_one_cycle(epochs, lr_max, callbacks=callbacks, **fit_kwargs).history
+
+
+def _learner_class(learner):
+    """The learner's own class, for the learner around the prepared graph: a subclass's
+    `compute_loss` / `train_step` then apply to QAT too. Taken from the instance because export/
+    must not import learner/ (``Learner.export`` imports export/: that would be a cycle)."""
+    return type(learner)
 
 
 def _batches(task, samples, batch_size: int = 32):
