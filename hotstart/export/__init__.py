@@ -57,6 +57,7 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
     if format == "pte":
         from .pte import export_pte
 
+        check_file_destination(path, "export path")
         return export_pte(learner, path, quantize=quantize, calibrate=calibrate, **kwargs)
     if format == "pt2":
         if quantize is not None:
