@@ -238,6 +238,12 @@ def test_int8_export_is_3x_smaller_and_within_one_point(deployed, tmp_path, caps
     assert "int8" in int8.meta["quantization"]
     assert int8.evaluate(deployed.images, deployed.targets)["accuracy"] == pytest.approx(reported["int8"], abs=1e-4)
     assert abs(reported["int8"] - reported["fp32"]) <= 0.01
+    # "largest difference from torch" is the int8 file's own (int8 rounding: far above the fp32 file's)
+    int8_diff = float(printed.split("largest difference from torch on a check batch: ")[1].split()[0])
+    fp32_diff = float(printed.split("largest difference of the fp32 file from torch: ")[1].split()[0])
+    assert int8_diff > 10 * fp32_diff and int8_diff < 1.0
+    # no intermediate shapes with the symbolic batch (tract refuses concrete shapes against them)
+    assert not [vi.name for vi in model.graph.value_info if any(d.dim_param for d in vi.type.tensor_type.shape.dim)]
 
 
 def test_export_failure_names_the_layer(deployed, tmp_path):
