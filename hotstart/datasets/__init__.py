@@ -9,6 +9,8 @@
     data, blocks = datasets.load("digits-segmentation")   # also "shapes" (masks), "discs" (keypoints)
     data, blocks = datasets.load("penguins", target="species")   # a table, built in
     data, blocks = datasets.TableData("table.csv", target="price")   # a CSV or a pandas DataFrame
+    data, blocks = datasets.load("GunPoint")          # also ItalyPowerDemand, BasicMotions, JapaneseVowels, Covid3Month
+    data, blocks = datasets.TimeSeriesData("mine_TRAIN.ts", test="mine_TEST.ts")   # or arrays / a DataFrame
 
 A dataset is ``Data(inputs, targets)`` (optionally with named ``splits``) plus the blocks that
 say what inputs and targets are. Nothing here imports torch: this package only knows blocks,
@@ -28,10 +30,12 @@ from .recipes import IMAGE_EXTENSIONS, ImageFolders, ImageTable, list_images
 from .spatial_recipes import KeypointTable, SegmentationFolders, load_mask
 from .registry import Entry, Registry, catalog, fetch, load, register, unregister
 from .tabular import TableData
+from .timeseries import TimeSeriesData
+from .ts_format import TSFile, TSFormatError, read_ts, write_ts
 
 __all__ = ["Data", "Samples", "mapobs", "Subset", "SampleField", "as_data", "split_random", "split_train_valid",
            "source_index", "reads_whole_samples", "load_image",
            "ImageLoadError", "ImageFolders", "ImageTable", "load", "catalog", "register", "unregister",
            "download", "extract", "fetch", "DatasetError", "ChecksumError", "Registry", "Entry",
            "data_dir", "list_images", "IMAGE_EXTENSIONS", "TableData", "SegmentationFolders", "KeypointTable",
-           "load_mask"]
+           "load_mask", "TimeSeriesData", "read_ts", "write_ts", "TSFile", "TSFormatError"]

@@ -16,6 +16,7 @@ is fetched first (`download` + `extract` into the cache, once) and its loader is
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ from .download import data_dir, download, extract
 from .penguins import load_penguins
 from .errors import DatasetError
 from .synthetic import load_digits_segmentation, load_discs, load_shapes
+from .timeseries import load_series_set
+from .timeseries_builtin import SERIES_SETS
 
 __all__ = ["Entry", "Registry", "builtin_entries", "default_registry", "load", "catalog",
            "register", "unregister", "fetch"]
@@ -145,6 +148,13 @@ class Registry:
         return entry
 
 
+_SERIES_SOURCES = {
+    "UCR": "UCR Time Series Archive 2018, H. A. Dau et al., IEEE/CAA J. Autom. Sinica 6(6) 2019, doi:10.1109/JAS.2019.1911747",
+    "UEA": "UEA multivariate archive 2018, A. Bagnall et al., arXiv:1811.00075",
+    "TSER": "Monash TSER archive, C. W. Tan et al., DMKD 35 2021, doi:10.1007/s10618-021-00745-9",
+}
+
+
 def builtin_entries() -> list[Entry]:
     """The datasets hotstart knows out of the box (a fresh list on every call)."""
     s3 = "https://s3.amazonaws.com/fast-ai-imageclas/"
@@ -173,6 +183,11 @@ def builtin_entries() -> list[Entry]:
               source="A. M. Horst, A. P. Hill, K. B. Gorman, palmerpenguins (2020); data by K. Gorman and the "
                      "Palmer Station LTER; Gorman, Williams, Fraser (2014), doi:10.1371/journal.pone.0090081",
               license="CC0 1.0", size="344 rows, 8 columns, 15 KB"),
+        *(Entry(s.name, functools.partial(load_series_set, s.name),
+                description=f"{s.description}; the archive's train / test split (ships with hotstart, no download)",
+                source=_SERIES_SOURCES[s.archive] + "; files as shipped in the aeon 1.6.0 wheel",
+                license="free for research use, as the archive states; cite the archive", size=s.size)
+          for s in SERIES_SETS.values()),
         Entry("imagenette2-160", remote.imagenette,
               description="10 easy ImageNet classes, shortest side 160 px; splits train / valid (val)",
               source="fast.ai, https://github.com/fastai/imagenette (images from ImageNet)",

@@ -159,6 +159,8 @@ def _encoded(task, samples):
 
 def _input_shape(learner):
     block = learner.task.encoded_blocks()[0]
+    if not hasattr(block, "size") and callable(getattr(block, "shape", None)):  # a series: (channels, length)
+        return tuple(block.shape())
     return (block.channels, *block.size)
 
 
