@@ -278,18 +278,14 @@ def build_learner(args):
         what = f"{len(task.classes)} classes" if hasattr(task, "classes") else f"{task.n} point(s)"
         print(f"data: {name}, {len(data[0])} samples, {what}; task:")
         task.describe()
-    callbacks = [] if (args.quiet or not args.no_progress) else [_progress(bars=False)]
+    from .progress import progress_callbacks
+
+    callbacks = progress_callbacks(args)
     return tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
                        batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
                        num_workers=args.workers, compile=_COMPILE[args.compile], callbacks=callbacks,
                        progress=not (args.quiet or args.no_progress),
                        devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))
-
-
-def _progress(**kwargs):
-    from ..learner.callbacks.progress import Progress
-
-    return Progress(**kwargs)
 
 
 def _last_epoch_weights():

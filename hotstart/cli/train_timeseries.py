@@ -25,7 +25,7 @@ def build_timeseries_learner(args):
     from ..errors import UsageError
     from ..learner import tasklearner
     from ..tasks import TSClassificationSingle, TSRegression
-    from .train import _progress
+    from .progress import progress_callbacks
 
     backbone = getattr(args, "backbone", None)
     if backbone is not None and backbone not in BACKBONES:
@@ -52,7 +52,7 @@ def build_timeseries_learner(args):
         kind = "regression" if regression else f"{len(blocks[1].classes)} classes"
         splits = {k: len(v) for k, v in data.splits.items()} or "none"
         print(f"data: {name}, {len(data[0])} series, {blocks[0]!r}, {kind}; splits {splits}")
-    callbacks = [] if (args.quiet or not args.no_progress) else [_progress(bars=False)]
+    callbacks = progress_callbacks(args)
     return tasklearner(task, data, backbone=backbone, batch_size=args.batch_size, valid_pct=args.valid_pct,
                        seed=args.seed, num_workers=args.workers, callbacks=callbacks,
                        progress=not (args.quiet or args.no_progress))

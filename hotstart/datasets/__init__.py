@@ -17,9 +17,10 @@ say what inputs and targets are. Nothing here imports torch: this package only k
 and ``import hotstart.datasets`` stays cheap (PIL is imported when an image is first read).
 
 Modules, one job each: `containers` (Samples, mapobs, Subset, Data, splits), `images`
-(load_image), `recipes` (ImageFolders), `tables` (ImageTable), `tabular` (TableData), `digits` and `penguins`
-(the built-in data), `download` (cache,
-checksums, safe extraction), `remote` (layouts of downloadable datasets), `registry` (names).
+(load_image), `recipes` (ImageFolders), `image_table` (ImageTable: a CSV of image files and labels),
+`table_data` (TableData: a table whose rows are the samples), `spatial_recipes` (masks, keypoints),
+`digits` and `penguins` (the built-in data), `download` (cache, checksums, safe extraction), `remote`
+(layouts of downloadable datasets), `registry` (names).
 """
 from .containers import (Data, SampleField, Samples, Subset, as_data, mapobs, reads_whole_samples, source_index,
                          split_random, split_train_valid)
@@ -29,7 +30,7 @@ from .images import load_image
 from .recipes import IMAGE_EXTENSIONS, ImageFolders, ImageTable, list_images
 from .spatial_recipes import KeypointTable, SegmentationFolders, load_mask
 from .registry import Entry, Registry, catalog, fetch, load, register, unregister
-from .tabular import TableData
+from .table_data import TableData
 from .timeseries import TimeSeriesData
 from .ts_format import TSFile, TSFormatError, read_ts, write_ts
 

@@ -26,9 +26,10 @@ from typing import Any, Callable
 from . import remote
 from .digits import load_digits
 from .download import data_dir, download, extract
-from .penguins import load_penguins
 from .errors import DatasetError
+from .penguins import load_penguins
 from .synthetic import load_digits_segmentation, load_discs, load_shapes
+from ..errors import UsageError, UsageTypeError
 from .timeseries import load_series_set
 from .timeseries_builtin import SERIES_SETS
 
@@ -119,7 +120,7 @@ class Registry:
         if entry.remote:
             return entry.loader(self.fetch(name, cache_dir=cache_dir, progress=progress), **kw)
         if cache_dir is not None:
-            raise TypeError(f"dataset {name!r} ships with hotstart; cache_dir does not apply")
+            raise UsageTypeError(f"dataset {name!r} ships with hotstart; cache_dir does not apply")
         return entry.loader(**kw)
 
     def copy(self) -> "Registry":
@@ -136,14 +137,14 @@ class Registry:
 
     def _add(self, entry: Entry, *, replace: bool) -> Entry:
         if not isinstance(entry.name, str) or not _NAME.match(entry.name):
-            raise ValueError(f"register: dataset name {entry.name!r} must be letters, digits, '_', '-', '.' "
+            raise UsageError(f"register: dataset name {entry.name!r} must be letters, digits, '_', '-', '.' "
                              "(it is also a folder name)")
         if not callable(entry.loader):
-            raise TypeError(f"register({entry.name!r}): loader must be callable, got {type(entry.loader).__name__}")
+            raise UsageTypeError(f"register({entry.name!r}): loader must be callable, got {type(entry.loader).__name__}")
         if entry.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", entry.sha256):
-            raise ValueError(f"register({entry.name!r}): sha256 must be 64 hex digits or None, got {entry.sha256!r}")
+            raise UsageError(f"register({entry.name!r}): sha256 must be 64 hex digits or None, got {entry.sha256!r}")
         if entry.name in self._entries and not replace:
-            raise ValueError(f"register: dataset {entry.name!r} already exists; pass replace=True to overwrite it")
+            raise UsageError(f"register: dataset {entry.name!r} already exists; pass replace=True to overwrite it")
         self._entries[entry.name] = entry
         return entry
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from ..errors import UsageError
 from .data import set_epoch
 from .rng import seeded_torch_rng
 
@@ -16,7 +17,7 @@ def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
     For an image task, `raw_input` may also be a file's path (str or ``os.PathLike``), as in fastai.
     """
     if learner.task is None:
-        raise ValueError("predict needs the learner's task (build it with tasklearner)")
+        raise UsageError("predict needs the learner's task (build it with tasklearner)")
     x = learner.task.encode_input(load_raw_input(learner.task, raw_input))
     learner._setup()
     learner.model.eval()
@@ -51,7 +52,7 @@ def get_preds(learner, loader=None):
     learner's seed, so two calls give the same result. A learner loaded for prediction only has
     no validation set: pass `loader`, or use `predict` on raw inputs."""
     if loader is None and learner.valid_loader is None:
-        raise ValueError("get_preds: this learner has no validation data (it was loaded for prediction only); "
+        raise UsageError("get_preds: this learner has no validation data (it was loaded for prediction only); "
                          "pass get_preds(loader) with a DataLoader of encoded batches, or use predict()")
     learner._setup()
     raw, dl = (learner.valid_loader, learner._valid_dl) if loader is None else (loader, loader)
@@ -87,7 +88,7 @@ class InputDataset(torch.utils.data.Dataset):
 def test_loader(learner, items, batch_size: int | None = None):
     """A DataLoader over new, unlabelled raw inputs (fastai's ``test_dl``), in order."""
     if learner.task is None:
-        raise ValueError("test_loader needs the learner's task (build it with tasklearner)")
+        raise UsageError("test_loader needs the learner's task (build it with tasklearner)")
     if batch_size is None:
         batch_size = getattr(learner.valid_loader, "batch_size", None) or 64
     return torch.utils.data.DataLoader(InputDataset(learner.task, items), batch_size=int(batch_size), shuffle=False)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..errors import UsageError
 from .data import TaskDataset, set_epoch
 from .rng import derive_seed, seeded_torch_rng
 
@@ -65,7 +66,7 @@ def _run(learner, loader, transform=None, undo=None):
 
 def tta(learner, n: int = 4, *, loader=None, beta: float = 0.25, verbose: bool = True) -> TTAResult:
     if int(n) < 1:
-        raise ValueError(f"tta: n must be at least 1, got {n!r}")
+        raise UsageError(f"tta: n must be at least 1, got {n!r}")
     learner._setup()
     raw = learner.valid_loader if loader is None else loader  # the plain DataLoader (its dataset, batch size)
     loader = learner._valid_dl if loader is None else loader

@@ -22,6 +22,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from ..errors import UsageError
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -50,7 +52,7 @@ class Registry:
 
     def add(self, workload: Workload) -> Workload:
         if workload.name in self._items:
-            raise ValueError(f"a workload named {workload.name!r} is already registered")
+            raise UsageError(f"a workload named {workload.name!r} is already registered")
         self._items[workload.name] = workload
         return workload
 
