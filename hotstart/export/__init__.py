@@ -55,10 +55,15 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
 
         return export_learner_web(learner, path, **kwargs)
     if format == "pte":
+        check_file_destination(path, "export path")
+        if quantize == "int8":  # PT2E post-training int8 (XNNPACKQuantizer), calibrated on training samples
+            from .qat import quantize_learner
+
+            batch_size = kwargs.pop("batch_size", 1)
+            return quantize_learner(learner, "pte", qat_epochs=0, calibrate=calibrate).export(path, batch_size=batch_size)
         from .pte import export_pte
 
-        check_file_destination(path, "export path")
-        return export_pte(learner, path, quantize=quantize, calibrate=calibrate, **kwargs)
+        return export_pte(learner, path, **kwargs)
     if format == "pt2":
         if quantize is not None:
             raise ValueError("export: quantize='int8' is for format='onnx' or 'pte'")

@@ -94,17 +94,12 @@ def _max_difference(data: bytes, model, x) -> float:
     return float(np.abs(got - want).max())
 
 
-def export_pte(learner, path, *, quantize: str | None = None, batch_size: int = 1, calibrate: int = 256,
-               tolerance: float = 1e-4) -> ExportReport:
-    """`learner.export(path, format="pte")`: fp32, or int8 (post-training, calibrated on
-    `calibrate` training samples; for int8 from quantization-aware training see qat.py)."""
+def export_pte(learner, path, *, batch_size: int = 1, tolerance: float = 1e-4) -> ExportReport:
+    """`learner.export(path, format="pte")` in fp32 (int8: export/__init__.py sends
+    ``quantize="int8"`` to qat.py's post-training calibration, which writes through `write_pte`)."""
     task = learner.task
     if task is None:
         raise ValueError("export needs the learner's task (build the learner with tasklearner or load_learner)")
-    if quantize == "int8":
-        from .qat import quantize_learner
-
-        return quantize_learner(learner, "pte", qat_epochs=0, calibrate=calibrate).export(path, batch_size=batch_size)
     return write_pte(eval_copy(learner), task, path, batch_size=batch_size, tolerance=tolerance)
 
 
