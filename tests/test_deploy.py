@@ -239,6 +239,12 @@ def test_int8_export_is_3x_smaller_and_within_one_point(deployed, tmp_path, caps
     assert "int8" in int8.meta["quantization"]
     assert int8.evaluate(deployed.images, deployed.targets)["accuracy"] == pytest.approx(reported["int8"], abs=1e-4)
     assert abs(reported["int8"] - reported["fp32"]) <= 0.01
+    # "largest difference from torch" is the int8 file's own (int8 rounding: far above the fp32 file's)
+    int8_diff = float(printed.split("largest difference from torch on a check batch: ")[1].split()[0])
+    fp32_diff = float(printed.split("largest difference of the fp32 file from torch: ")[1].split()[0])
+    assert int8_diff > 10 * fp32_diff and int8_diff < 1.0
+    # no intermediate shapes with the symbolic batch (tract refuses concrete shapes against them)
+    assert not [vi.name for vi in model.graph.value_info if any(d.dim_param for d in vi.type.tensor_type.shape.dim)]
 
 
 def test_export_failure_names_the_layer(deployed, tmp_path):
@@ -331,3 +337,34 @@ def test_multilabel_export_and_predictor_agree_with_the_learner(deployed, tmp_pa
     right = sum(sum((c in set(pl)) == (c in set(t)) for c in classes)
                 for (pl, _), t in zip(p.predict_many(deployed.images[:20]), targets))
     assert p.evaluate(deployed.images[:20], targets)["accuracy"] == pytest.approx(right / 80)
+
+
+def test_pte_matches_learner_predict_on_every_validation_digit(deployed, tmp_path, capsys):
+    """ExecuTorch (.pte, XNNPACK, fp32): the same labels as learner.predict on all 359 validation
+    digits and probabilities within 1e-4; the batch is static (4 here: padded and split)."""
+    pytest.importorskip("executorch", reason="install hotstart[edge] for the .pte export")
+    from hotstart.cli import main
+    from hotstart.export.pte import PteModel
+
+    out = tmp_path / "digits.pte"
+    assert main(["export", str(deployed.run), "--format", "pte", "--batch-size", "4", "--out", str(out)]) == 0
+    assert "largest difference from torch" in capsys.readouterr().out
+    pte = PteModel(out)
+    assert pte.batch_size == 4 and pte.meta["format"] == "hotstart.pte/1" and pte.meta["size"] == [16, 16]
+    assert pte.meta["task"] == deployed.learner.task.to_dict()
+    task = deployed.learner.task
+    x = torch.stack([task.encode_input(img) for img in deployed.images])
+    logits = pte.run(x.numpy())  # 359 = 89 batches of 4 + one padded batch of 3
+    with torch.no_grad():
+        want = torch.softmax(deployed.learner.model.eval()(x), 1).numpy()
+    got = np.exp(logits - logits.max(1, keepdims=True))
+    got /= got.sum(1, keepdims=True)
+    labels = [deployed.learner.predict(img)[0] for img in deployed.images]
+    assert [task.classes[i] for i in got.argmax(1)] == labels
+    assert float(np.abs(got - want).max()) < 1e-4
+    label, probs = pte.predict(deployed.images[0])
+    assert label == labels[0] and np.allclose(probs, want[0], atol=1e-4)
+    assert main(["predict", str(out), str(deployed.files[0]), "--json"]) == 0
+    from PIL import Image
+
+    assert json.loads(capsys.readouterr().out.strip())["label"] == deployed.learner.predict(Image.open(deployed.files[0]))[0]

@@ -136,11 +136,11 @@ def test_nan_loss_stops_with_last_good_weights(make_learner):
     # parameters and BatchNorm running stats are those from before the bad batch
     assert state_equal(learner.model.state_dict(), bad.good)
     assert log.log[-1] == "after_fit"
-    assert len(learner.history) == 1 and learner.opt is not None
+    assert len(learner.history) == 2 and learner.history[-1]["stopped"] == "non-finite" and learner.opt is not None
     # the learner is usable afterwards: it predicts finite numbers and trains again
     assert all(math.isfinite(v) for v in learner.validate().values())
     learner.fit(1)
-    assert len(learner.history) == 2 and math.isfinite(learner.history[-1]["train_loss"])
+    assert len(learner.history) == 3 and math.isfinite(learner.history[-1]["train_loss"])
 
 
 def test_nan_loss_found_at_the_next_check_goes_back_to_that_check(make_learner):
@@ -154,9 +154,9 @@ def test_nan_loss_found_at_the_next_check_goes_back_to_that_check(make_learner):
         learner.fit(3, callbacks=[bad])
     assert "put back to its state at the end of epoch 0" in str(info.value)
     assert state_equal(learner.model.state_dict(), bad.epoch_end)
-    assert len(learner.history) == 1 and learner.opt is None
+    assert len(learner.history) == 2 and learner.history[-1]["stopped"] == "non-finite" and learner.opt is None
     learner.fit(1)
-    assert len(learner.history) == 2 and math.isfinite(learner.history[-1]["train_loss"])
+    assert len(learner.history) == 3 and math.isfinite(learner.history[-1]["train_loss"])
 
 
 class NanGrad(Callback):

@@ -123,6 +123,8 @@ def test_deploy_notebook_is_stored_executed():
 def test_deploy_notebook_runs(tmp_path, monkeypatch):
     from nbclient import NotebookClient
 
+    pytest.importorskip("executorch", reason="the deploy notebook's .pte / QAT cells need hotstart[edge]")
+
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     nb = nbformat.read(DEPLOY_NOTEBOOK, as_version=4)
@@ -137,6 +139,8 @@ def test_deploy_notebook_runs(tmp_path, monkeypatch):
     assert "labels equal learner.predict on 359/359 validation images" in text
     assert "valid accuracy int8" in text and "size ratio" in text
     assert "img1.png: " in text and "img2.png: " in text
+    assert ".pte labels equal learner.predict on 359/359 validation images" in text
+    assert "QAT int8 .pte accuracy:" in text
     assert not list(tmp_path.iterdir())
 
 

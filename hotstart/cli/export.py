@@ -3,6 +3,7 @@
     python -m hotstart export runs/hotstart --format onnx --out digits.onnx
     python -m hotstart export runs/hotstart --format onnx --quantize int8 --out digits-int8.onnx
     python -m hotstart export runs/hotstart --format pt2 --out digits.pt2        # minutes: compiles C++
+    python -m hotstart export runs/hotstart --format pte --out digits.pte [--batch-size 1] [--quantize int8]
     python -m hotstart export runs/hotstart --bundle deploy/                     # model.onnx + predictor.py + README
     python -m hotstart export runs/hotstart --format web --out digits-web [--vendor node_modules/onnxruntime-web]
     python -m hotstart export runs/hotstart --format c --out digits-c [--harness] [--ram-limit 16384]
@@ -45,13 +46,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="export a saved model to ONNX (fp32/int8), .pt2, or a torch-free bundle",
                        description="Export MODEL_DIR (a folder written by learner.save) to run outside hotstart.")
     e.add_argument("model_dir", help="folder written by learner.save (or train's --out folder)")
-    e.add_argument("--format", choices=("onnx", "pt2", "web", "c"), default=None,
+    e.add_argument("--format", choices=("onnx", "pt2", "pte", "web", "c"), default=None,
                    help="default: from --out's suffix, else onnx; web: a static page folder; c: int8 C for "
                         "microcontrollers, a folder or NAME.c (see README)")
-    e.add_argument("--out", default=None, help="output file (.onnx or .pt2), or folder (web)")
+    e.add_argument("--out", default=None, help="output file (.onnx, .pt2 or .pte), or folder (web)")
+    e.add_argument("--batch-size", type=int, default=1,
+                   help="pte: the static batch size the file takes per call (default 1)")
     e.add_argument("--vendor", default=None, metavar="ORT_WEB_DIR",
                    help="web: copy onnxruntime-web from this npm package folder (works offline); default: CDN")
-    e.add_argument("--quantize", choices=("int8",), default=None, help="int8 static quantization (ONNX)")
+    e.add_argument("--quantize", choices=("int8",), default=None, help="int8 static quantization (ONNX or pte)")
     e.add_argument("--calibrate", type=int, default=256, help="training samples to calibrate int8 on")
     e.add_argument("--bundle", default=None, metavar="DIR",
                    help="write DIR/model.onnx, DIR/predictor.py and DIR/README.md (runs without torch)")
@@ -67,7 +70,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 def run(args) -> int:
     if args.out is None and args.bundle is None:
         raise UsageError("export: pass --out FILE (and/or --bundle DIR)")
-    fmt = args.format or ("pt2" if args.out and args.out.lower().endswith(".pt2") else "onnx")
+    suffix = Path(args.out).suffix.lower() if args.out else ""
+    fmt = args.format or {".pt2": "pt2", ".pte": "pte"}.get(suffix, "onnx")
     if (args.harness or args.ram_limit is not None) and fmt != "c":
         raise UsageError("export: --harness and --ram-limit are for --format c")
     if fmt == "c" and str(args.model_dir).lower().endswith(".onnx"):
@@ -76,7 +80,7 @@ def run(args) -> int:
         raise UsageError(f"export: --bundle holds an ONNX model; drop --format {fmt}")
     if args.vendor is not None and fmt != "web":
         raise UsageError("export: --vendor is for --format web")
-    extra = {"vendor": args.vendor} if fmt == "web" else {}
+    extra = {"vendor": args.vendor} if fmt == "web" else {"batch_size": args.batch_size} if fmt == "pte" else {}
     if fmt == "c":
         extra = {"harness": args.harness, "ram_limit": args.ram_limit}
     folder = model_folder(args.model_dir)  # before torch is imported: a wrong folder fails in a second

@@ -3,10 +3,12 @@
     python -m hotstart predict digits.onnx img1.png img2.png     # never imports torch
     python -m hotstart predict runs/hotstart img1.png             # a saved learner (torch)
     python -m hotstart predict digits.pt2 img1.png --json         # an AOTInductor package (torch)
+    python -m hotstart predict digits.pte img1.png                # an ExecuTorch program (its runtime)
     python -m hotstart predict penguins.onnx rows.csv             # a table model: one line per row
 
 MODEL is an .onnx file from ``hotstart export`` (run by hotstart/predictor.py: numpy, pillow and
-onnxruntime only), a .pt2 package, or a folder written by ``learner.save``. For an image model,
+onnxruntime only), a .pt2 package, a .pte program (ExecuTorch's runtime), or a folder written by
+``learner.save``. For an image model,
 each INPUT is an image, read and converted as hotstart's Image block does; an unreadable image
 gets an error line naming the file, the other images are still predicted, and the exit status
 is 1. For a table model (``--task tabular``), each INPUT is a CSV of rows (cli/predict_rows.py).
@@ -28,7 +30,7 @@ TABLE_KINDS = ("TabularClassificationSingle", "TabularRegression")
 def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("predict", help="predict images (or a table model's CSV rows) with a saved model, .onnx or .pt2",
                        description="Print each image's (or CSV row's) label and top-k probabilities.")
-    p.add_argument("model", help="an .onnx file, a .pt2 package, or a folder written by learner.save")
+    p.add_argument("model", help="an .onnx file, a .pt2 package, a .pte program, or a folder written by learner.save")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="image files; for a table model, CSV files of rows with the model's input columns")
     p.add_argument("--top-k", type=int, default=3, help="how many classes to show (default 3)")
@@ -49,6 +51,8 @@ def run(args) -> int:
         model = _load_onnx(P, path)  # no torch on this path
     elif path.suffix.lower() == ".pt2":
         model = _Pt2Model(path)
+    elif path.suffix.lower() == ".pte":
+        model = _load_pte(path)
     else:
         folder = model_folder(path)
         _check_inputs_fit(_folder_kind(folder), args.inputs)
@@ -109,6 +113,16 @@ class _TableModel:
 
     def predict(self, row):
         return self.model.predict(row)
+
+
+def _load_pte(path: Path):
+    """export/pte.py's `PteModel`, with a damaged or non-hotstart .pte as a `SavedModelError`."""
+    from ..export.pte import PteModel
+
+    try:
+        return PteModel(path)
+    except ValueError as e:
+        raise SavedModelError(f"{e} (is it a .pte written by `python -m hotstart export --format pte`?)") from e
 
 
 class _LearnerModel:

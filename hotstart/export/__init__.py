@@ -1,8 +1,12 @@
-"""A trained learner out of the framework: ONNX (fp32 or int8) and .pt2 (torch.export + AOTInductor).
+"""A trained learner out of the framework: ONNX (fp32 or int8), .pt2 (torch.export + AOTInductor),
+ExecuTorch .pte (fp32 or int8, see pte.py) and int8 from quantization-aware training (qat.py).
 
     learner.export("digits.onnx")                         # -> ExportReport (printable)
     learner.export("digits-int8.onnx", quantize="int8")
     learner.export("digits.pt2", format="pt2")
+    learner.export("digits.pte", batch_size=1)            # ExecuTorch + XNNPACK; static batch size
+    learner.export("digits-int8.pte", quantize="int8")
+    learner.quantize("pte", qat_epochs=1).export("digits-qat.pte")
     learner.export("digits-web", format="web", vendor=None)  # a static page (see web.py)
     learner.export("digits.c", format="c")                # C for microcontrollers (see c/)
 
@@ -17,17 +21,17 @@ from .onnx import ExportError, ExportReport
 
 __all__ = ["export", "ExportError", "ExportReport"]
 
-FORMATS = ("onnx", "pt2", "web", "c")
+FORMATS = ("onnx", "pt2", "pte", "web", "c")
 
 
 def export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
            **kwargs) -> ExportReport:
-    """Export `learner` to `path`; `format` defaults from the suffix (.onnx / .pt2)."""
+    """Export `learner` to `path`; `format` defaults from the suffix (.onnx / .pt2 / .pte)."""
     path = Path(path)
     if format is None:
-        format = {".onnx": "onnx", ".pt2": "pt2", ".c": "c"}.get(path.suffix.lower())
+        format = {".onnx": "onnx", ".pt2": "pt2", ".pte": "pte", ".c": "c"}.get(path.suffix.lower())
         if format is None:
-            raise ValueError(f"export: cannot tell the format from {path.name!r}; pass format='onnx' or 'pt2'")
+            raise ValueError(f"export: cannot tell the format from {path.name!r}; pass format='onnx', 'pt2' or 'pte'")
     if format not in FORMATS:
         raise ValueError(f"export: format must be one of {FORMATS}, got {format!r}")
     if quantize not in (None, "int8"):
@@ -50,9 +54,19 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         check_folder_destination(path, "export path")
 
         return export_learner_web(learner, path, **kwargs)
+    if format == "pte":
+        check_file_destination(path, "export path")
+        if quantize == "int8":  # PT2E post-training int8 (XNNPACKQuantizer), calibrated on training samples
+            from .qat import quantize_learner
+
+            batch_size = kwargs.pop("batch_size", 1)
+            return quantize_learner(learner, "pte", qat_epochs=0, calibrate=calibrate).export(path, batch_size=batch_size)
+        from .pte import export_pte
+
+        return export_pte(learner, path, **kwargs)
     if format == "pt2":
         if quantize is not None:
-            raise ValueError("export: quantize='int8' is for format='onnx' (onnxruntime's static quantization)")
+            raise ValueError("export: quantize='int8' is for format='onnx' or 'pte'")
         from .pt2 import export_pt2
 
         check_file_destination(path, "export path")

@@ -101,29 +101,51 @@ def example_batch(task, n: int, seed: int = 0):
 
 def export_onnx(learner, path, *, tolerance: float = 1e-4, opset: int | None = None) -> ExportReport:
     """Write `learner`'s model to `path` as ONNX with the task in its metadata; check it; report."""
-    import torch
-
     task = learner.task
     if task is None:
         raise ValueError("export needs the learner's task (build the learner with tasklearner or load_learner)")
+    return write_onnx(eval_copy(learner), task, path, tolerance=tolerance, opset=opset)
+
+
+def write_onnx(model, task, path, *, tolerance: float | None = 1e-4, opset: int | None = None,
+               extra_metadata: dict[str, str] | None = None, format: str = "onnx") -> ExportReport:
+    """Export `model` (eager, or a quantized GraphModule from export/qat.py) for `task` to `path`,
+    checked against `model` on a batch of another size than the traced one (`tolerance` None:
+    report the difference only, as for int8 models whose rounding differs by a step)."""
     path = Path(path)
-    meta = task_metadata(task, input_name=INPUT_NAME, output_name=OUTPUT_NAME)
-    model = eval_copy(learner)
+    meta = {**task_metadata(task, input_name=INPUT_NAME, output_name=OUTPUT_NAME), **(extra_metadata or {})}
     program = _torch_onnx_export(model, example_batch(task, 2), opset)
     program.model.metadata_props.update(meta)
-    proto = program.model_proto
+    proto = strip_symbolic_value_info(program.model_proto)
     if proto.ByteSize() >= _TWO_GB:
         raise ExportError(f"the model is {proto.ByteSize() / 1e9:.1f} GB: ONNX files over 2 GB need external "
                           "data, which this export does not write (export format='pt2' instead)")
     data = proto.SerializeToString()
     check = example_batch(task, 3, seed=1)  # another batch size than the traced one: the batch is dynamic
     diff = max_difference(data, model, check)
-    if not diff <= tolerance:
+    if tolerance is not None and not diff <= tolerance:
         raise ExportError(f"ONNX and torch outputs differ by up to {diff:.3g} (> tolerance {tolerance:g}) on a check "
                           f"batch; the file was not written. An op may be exported inexactly: try opset=... or "
                           f"another backbone")
     atomic_write_bytes(path, data)
-    return ExportReport(path, "onnx", len(data), diff)
+    return ExportReport(path, format, len(data), diff)
+
+
+def strip_symbolic_value_info(proto):
+    """`proto` without the intermediate shapes (``graph.value_info``) that name the symbolic
+    ``batch`` dimension; returns `proto`.
+
+    Why: torch's exporter (and onnxruntime's quant_pre_process) record every intermediate tensor's
+    shape with the symbol ``batch``. tract, the Rust engine used on embedded Linux, then fails as
+    soon as it is given a concrete input shape ("Impossible to unify Sym(batch) with Val(1)"),
+    because it treats those annotations as facts to unify with its own. They are hints only:
+    onnxruntime, OpenCV and tract infer the shapes again from the input. Graph inputs and outputs
+    keep their shapes."""
+    keep = [vi for vi in proto.graph.value_info
+            if not any(d.dim_param for d in vi.type.tensor_type.shape.dim)]
+    del proto.graph.value_info[:]
+    proto.graph.value_info.extend(keep)
+    return proto
 
 
 def _torch_onnx_export(model, x, opset):
@@ -136,7 +158,7 @@ def _torch_onnx_export(model, x, opset):
                                         output_names=[OUTPUT_NAME], dynamic_shapes=({0: batch},),
                                         opset_version=opset, external_data=False, verbose=False)
     except Exception as e:  # torch.export / onnxscript raise many kinds; name the layer for the user
-        raise ExportError(f"ONNX export failed{_failing_layer(model, x)}: {type(e).__name__}: "
+        raise ExportError(f"ONNX export failed{failing_layer(model, x)}: {type(e).__name__}: "
                           f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}\n"
                           "What to try: a backbone without that layer (the default SmallCNN and timm's "
                           "resnets export), format='pt2' (torch.export + AOTInductor, no ONNX op coverage "
@@ -144,7 +166,7 @@ def _torch_onnx_export(model, x, opset):
     return program
 
 
-def _failing_layer(model, x) -> str:
+def failing_layer(model, x) -> str:
     """' in layer NAME (TYPE)': the first top-level child of the backbone that torch.export cannot trace."""
     import torch
 

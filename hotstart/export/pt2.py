@@ -21,10 +21,20 @@ from ..atomic import atomic_path
 from ..compile_cache.quiet import quiet_torch_notices
 from ..errors import UsageError
 from .metadata import task_metadata
-from .onnx import ExportError, ExportReport, INPUT_NAME, OUTPUT_NAME, _failing_layer, eval_copy, example_batch
+from .onnx import ExportError, ExportReport, INPUT_NAME, OUTPUT_NAME, failing_layer, eval_copy, example_batch
 
 
-def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict | None = None) -> ExportReport:
+# x86-64-v3 (Haswell, 2013, and later: AVX2 + FMA) with 256-bit vectors: what `portable=True` builds
+PORTABLE_X86 = {"cpp.march": "x86-64-v3", "cpp.simdlen": 256}
+
+
+def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict | None = None,
+               portable: bool = False) -> ExportReport:
+    """`portable=True` (x86-64 only): compile for x86-64-v3 with AVX2 vectors instead of the
+    exporting CPU. By default Inductor compiles with ``-march=native`` and the widest vector ISA
+    the host has (recorded in the package as ``AOTI_CPU_ISA``, e.g. ``AVX512 AVX512_VNNI
+    AMX_TILE``), so a package may not load or may crash with an illegal instruction on an older
+    CPU."""
     import torch
 
     task = learner.task
@@ -40,10 +50,13 @@ def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict
         with torch.no_grad():
             program = torch.export.export(model, (x,), dynamic_shapes=({0: batch},), strict=False)
     except Exception as e:
-        raise ExportError(f"torch.export failed{_failing_layer(model, x)}: {type(e).__name__}: "
+        raise ExportError(f"torch.export failed{failing_layer(model, x)}: {type(e).__name__}: "
                           f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}\nWhat to try: a backbone "
                           "without that layer (the default SmallCNN and timm's resnets export)") from e
-    configs = {**(inductor_configs or {}), "aot_inductor.metadata": meta}
+    import platform
+
+    base = PORTABLE_X86 if portable and platform.machine() in ("x86_64", "AMD64") else {}
+    configs = {**base, **(inductor_configs or {}), "aot_inductor.metadata": meta}
     check = example_batch(task, 3, seed=1)
     # `path` is replaced only by a package that passed the check. quiet: on a CPU machine with a CUDA
     # toolkit, the C++ build logs torch's "No CUDA runtime is found"

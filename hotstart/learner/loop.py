@@ -194,7 +194,7 @@ class Learner:
     # --- the loop ---------------------------------------------------------------------------
     def fit(self, n_epoch: int, lr=1e-3, *, wd: float | None = None, callbacks: Sequence[Callback] = (),
             schedule=None, reset_opt: bool = False, accumulate: int = 1, checkpoint_dir=None,
-            checkpoint_every: int | None = None, resume=None) -> "Learner":
+            checkpoint_every: int | None = None, resume=None, detect_anomaly: bool = False) -> "Learner":
         """Train `n_epoch` epochs at `lr` (constant unless `schedule(step, total) -> (lr, mom)` is given).
 
         The optimizer is kept from the previous fit (Adam's moments go on), unless `reset_opt`.
@@ -205,9 +205,15 @@ class Learner:
         in that folder (see learner/checkpoint.py): a folder that does not exist is an error
         unless it is also `checkpoint_dir`, and a checkpoint of another task or model is refused.
         A resume in the middle of an epoch reads that epoch's first batches again without training
-        on them (the order and augmentations come from the seed, so they are the same batches)."""
+        on them (the order and augmentations come from the seed, so they are the same batches).
+        `detect_anomaly` checks every module's output and gradient on every batch and names the first
+        that is not finite (debugging)."""
         if int(n_epoch) < 1:
             raise UsageError(f"n_epoch must be at least 1, got {n_epoch!r}")
+        if detect_anomaly:  # every module's output and gradient, every batch (callbacks/detect_anomaly.py)
+            from .callbacks.detect_anomaly import DetectAnomaly
+
+            callbacks = [*callbacks, DetectAnomaly()]
         if int(accumulate) < 1:
             raise UsageError(f"accumulate must be at least 1, got {accumulate!r}")
         if checkpoint_every is not None and int(checkpoint_every) < 1:
@@ -516,10 +522,20 @@ class Learner:
 
     def export(self, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
                **kwargs):
-        """Export the model with its task: ONNX (``quantize="int8"`` optional) or .pt2; see hotstart/export/."""
+        """Export the model with its task: ONNX or .pte (``quantize="int8"`` optional) or .pt2; see hotstart/export/."""
         from ..export import export
 
         return export(self, path, format, quantize=quantize, calibrate=calibrate, **kwargs)
+
+    def quantize(self, target: str = "pte", *, qat_epochs: int = 1, lr_max: float = 1e-4, calibrate: int = 256,
+                 **kwargs):
+        """int8 for `target` ("pte": ExecuTorch/XNNPACK, "onnx": QDQ for onnxruntime) by
+        quantization-aware training for `qat_epochs` (0: post-training calibration); returns a
+        QuantizedModel (``.validate()``, ``.export(path)``); this learner is unchanged. See
+        hotstart/export/qat.py for why this is a step after training."""
+        from ..export.qat import quantize_learner
+
+        return quantize_learner(self, target, qat_epochs=qat_epochs, lr_max=lr_max, calibrate=calibrate, **kwargs)
 
     def summary(self, **kwargs) -> str:
         """Print each layer's output shape and parameter count (computed on meta tensors); see hotstart/show/summary.py."""

@@ -16,6 +16,8 @@ One registry and one factory, as timm's ``_registry.py`` / ``_factory.py`` / ``_
     pretrained.py     pretrained timm weights from the local cache, or a fast failure offline
     timm_names.py     a misspelled timm name fails up front, with the names meant
     layer_groups.py   layer groups and freezing (what `freeze` / `fine_tune` and lr pairs act on)
+    onnx_read.py      from_onnx(path): an .onnx file back as a trainable module (a backbone for
+                      ``tasklearner(..., backbone=from_onnx(path))``), on onnx2torch
 
 Importing this package is cheap: the registry is a table of module names, and a kind's module
 (with torch and timm) is imported only when a model of that kind is built.
@@ -57,6 +59,7 @@ _LAZY = {
     "create_model": "hotstart.models.factory",
     "model_from_config": "hotstart.models.factory",
     "check_backbone": "hotstart.models.factory",
+    "from_onnx": "hotstart.models.onnx_read",
 }
 
 __all__ = ["MODEL_KINDS", "ModelKind", "get_model_kind", "is_model_kind", "kind_of_config", "list_model_kinds",

@@ -63,16 +63,34 @@ class NonFiniteFinding:
     learner: object          # the learner, its model still as the failing steps left it
     what: str                # "loss is nan", "gradients are not finite", ...
     where: str               # "at epoch 1, training batch 2"
-    batch: object = None     # the input batch of the failing check (not always the first bad one)
+    batch: object = None     # the input batch of the first bad batch (the check's own, where not kept)
+    targets: object = None   # its targets
+    index: int | None = None  # its index in the epoch
 
 
 def on_non_finite(finding: NonFiniteFinding) -> str:
-    """Called once when the guard finds a non-finite value, before it puts a working model back.
+    """Called once when the guard finds a non-finite value, with the model put back to the last
+    checked state: where the NaN began (learner/nonfinite_origin.py reruns the first bad training
+    batch with hooks), kept as ``learner.nonfinite_origin`` and as a history row; returns the text
+    added to the error ("" in validation, or when nothing is found)."""
+    learner = finding.learner
+    learner.nonfinite_origin = None
+    if not learner.training or finding.batch is None:
+        return ""
+    from ..nonfinite_origin import locate_nonfinite
 
-    Returns text to add to the error message ("" for nothing). This is the hook for a locator of
-    where the NaN started (the model is still as the failing steps left it, and `finding.batch`
-    is the batch of the failing check); by default there is nothing to add."""
-    return ""
+    try:
+        origin = locate_nonfinite(learner.model, finding.batch, finding.targets, learner.compute_loss,
+                                  epoch=learner.epoch, batch=finding.index, autocast=learner.backend.autocast)
+    except Exception:  # the locator must never hide the error it is explaining
+        origin = None
+    learner.nonfinite_origin = origin
+    if origin is None:
+        return ""
+    learner.recorder.history.append({"epoch": len(learner.recorder.history), "train_loss": math.nan,
+                                     "valid_loss": math.nan, "stopped": "non-finite",
+                                     "nonfinite_origin": origin.as_dict()})
+    return f"{origin}"
 
 
 def _finite_norm(tensors, device) -> torch.Tensor:
@@ -97,6 +115,7 @@ class NonFiniteGuard(Callback):
 
     def _reset(self):
         self._flags, self._losses, self._places = [], [], []  # per batch since the last check
+        self._batches, self._bad_batch = [], None
         self._snapshot = None  # [(tensor, its copy)] of the model at the last passed check
         self._snapshot_when, self._snapshot_step = None, 0
         self._good = None  # (state on the CPU, "when") of a model known to have validated
@@ -138,7 +157,7 @@ class NonFiniteGuard(Callback):
         self._scale = scaler.get_scale() if scaler is not None else None
 
     def before_train(self):
-        self._flags, self._losses, self._places = [], [], []
+        self._flags, self._losses, self._places, self._batches = [], [], [], []
 
     def before_validate(self):
         self._flags, self._losses, self._places = [], [], []
@@ -149,6 +168,8 @@ class NonFiniteGuard(Callback):
         self._flags.append(torch.isfinite(loss).all())  # a device op: no sync
         self._losses.append(loss)
         self._places.append(learner.iter)
+        if learner.training:  # references (no copy) until the next check: the locator reruns the first bad one
+            self._batches.append((learner.xb, learner.yb))
 
     def after_backward(self):
         learner, fs = self.learner, self.learner.fit_state
@@ -194,8 +215,8 @@ class NonFiniteGuard(Callback):
         learner = self.learner
         if not learner.training or not self._flags:
             return
-        flags, losses, places = self._flags, self._losses, self._places
-        self._flags, self._losses, self._places = [], [], []
+        flags, losses, places, batches = self._flags, self._losses, self._places, self._batches
+        self._flags, self._losses, self._places, self._batches = [], [], [], []
         scaler = self._scaler()
         # scaled gradients (fp16): an infinite one makes the scaler skip the step (the scale tells)
         grads = [] if scaler is not None else [p.grad for p in learner.model.parameters() if p.grad is not None]
@@ -212,7 +233,9 @@ class NonFiniteGuard(Callback):
         first = self._first_bad_everywhere(first)
         if first is None:
             return  # after_step takes the snapshot, once the step is done
-        where = f"at epoch {learner.epoch}, training batch {places[min(first, len(places) - 1)]}"
+        i = min(first, len(places) - 1)
+        where = f"at epoch {learner.epoch}, training batch {places[i]}"
+        self._bad_batch = (*batches[i], places[i]) if i < len(batches) else None
         if bad and bad[0] == first:
             what = f"loss is {float(losses[first])}"
         elif first == len(flags) - 1 and gave_up is not None:
@@ -248,11 +271,14 @@ class NonFiniteGuard(Callback):
 
     def _stop(self, what: str, where: str, validation: bool = False):
         learner = self.learner
-        extra = on_non_finite(NonFiniteFinding(learner, what, where, learner.xb))
-        what = f"{what} {where}" + (f" ({extra})" if extra else "")
-        if not validation and self._snapshot is not None:
+        restored = not validation and self._snapshot is not None
+        if restored:  # the locator reruns the first bad batch on the last checked state
             stepped = learner.fit_state.opt_step > self._snapshot_step
             self._restore_snapshot()
+        xb, yb, it = self._bad_batch if (not validation and self._bad_batch) else (learner.xb, learner.yb, learner.iter)
+        extra = on_non_finite(NonFiniteFinding(learner, what, where, xb, yb, it))
+        what = f"{what} {where}" + (f"; {extra}" if extra else "")
+        if restored:
             if self._works():
                 if not stepped:  # the failing batch did not step: the model from before it, the optimizer kept
                     raise NonFiniteLossError(f"{what}; fitting stopped and the model keeps its weights and buffers "

@@ -1,0 +1,65 @@
+"""A resnet10t read back from ONNX fine-tunes like the torch original (issue: ONNX read).
+
+    PYTHONPATH=. python benchmarks/scripts/onnx_finetune.py --epochs 1 --size 32
+
+One timm resnet10t (random init, seed 0, 1 input channel, no classifier) is exported to ONNX by
+torch and read back with hotstart.models.from_onnx. Both serve as the backbone of the same
+tasklearner on digits (same seed, so the same head, data order and schedule) and train the
+same epochs; the script prints both validation accuracies and the largest difference of their
+outputs before training.
+
+Measured (2026-12-01, load ~11, 1 epoch at 32x32, lr 3e-3, random init): outputs within 1.1e-7
+before training; validation accuracy torch 0.2953, from_onnx 0.2646. The two do not train alike:
+torch's exporter folds each BatchNorm into its convolution (the model is exported in eval mode), so
+the read-back model trains without batch normalization. With --epochs 3 (load ~10): torch 0.9889,
+from_onnx 0.7632 (outputs within 1.5e-7 before training). Fine-tuning parity needs the BatchNorms kept
+in the file (a training-mode export), which this script does not do.
+"""
+import argparse
+import copy
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--size", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    args = ap.parse_args(argv)
+    import timm
+
+    from hotstart import ImageClassificationSingle, datasets, tasklearner
+    from hotstart.models import from_onnx
+
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        original = timm.create_model("resnet10t", pretrained=False, num_classes=0, in_chans=1).eval()
+    x = torch.randn(2, 1, args.size, args.size)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "resnet10t.onnx"
+        batch = torch.export.Dim("batch", min=1, max=1024)
+        with torch.no_grad():
+            torch.onnx.export(original, (x,), path, dynamo=True, input_names=["input"], dynamic_shapes=({0: batch},),
+                              external_data=False, verbose=False)
+        read = from_onnx(path)
+    with torch.no_grad():
+        before = float((read.eval()(x) - original(x)).abs().max())
+    data, blocks = datasets.load("digits")
+    out = {"max_abs_diff_before": before}
+    for name, backbone in (("torch", copy.deepcopy(original)), ("from_onnx", read)):
+        task = ImageClassificationSingle(blocks, size=(args.size, args.size), augment={"flip": 0.0})
+        learner = tasklearner(task, data, backbone=backbone, seed=0, progress=False)
+        learner.fit_one_cycle(args.epochs, args.lr)
+        out[name] = learner.validate()["accuracy"]
+        print(name, out[name], flush=True)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

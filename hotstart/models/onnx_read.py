@@ -1,0 +1,309 @@
+"""ONNX read: an ``.onnx`` file back into a trainable ``nn.Module``, built on onnx2torch.
+
+    backbone = from_onnx("resnet10t.onnx")                  # cut at the last pooling: (N, features)
+    learner = tasklearner(task, data, backbone=backbone)    # hotstart adds the task's head
+    model = from_onnx("digits.onnx", cut_at=None)           # the whole model: logits
+    backbone = from_onnx("digits-int8.onnx", cut_at="node_mean")  # cut after a named node
+
+onnx2torch (1.5.15) turns an ONNX graph into a ``torch.fx.GraphModule`` whose Conv / Gemm /
+BatchNormalization nodes are real ``nn.Conv2d`` / ``nn.Linear`` / ``nn.BatchNorm2d`` modules, so
+every weight is a parameter and fine-tunes. It cannot read the files torch's own exporter writes
+as they are; each step below exists for one reason, found by running it:
+
+1. **Dequantize QDQ graphs** (`dequantize_qdq`). int8 files (onnxruntime's ``quantize_static``,
+   hotstart's int8 and QAT exports) store weights as int8 initializers behind ``DequantizeLinear``
+   and put ``QuantizeLinear -> DequantizeLinear`` pairs on activations. onnx2torch has no
+   converter for either, and a model to fine-tune needs float weights anyway: weight initializers
+   become ``(q - zero_point) * scale`` in float32, and each activation pair becomes a ``Clip`` to
+   the range the int8 type could represent. The Clip is not optional: onnxruntime's quantizer
+   removes a ``Relu`` after a Conv when the uint8 range (zero point 0) already clamps at 0, so
+   dropping the pair would drop the ReLU.
+2. **Convert to opset 17** (``onnx.version_converter``). torch 2.14 writes opset 18 to 21;
+   onnx2torch's converters stop at 17 for the ops that changed at 18 (the Reduce* family takes
+   ``axes`` as an input from 18 on, pooling gained attributes).
+3. **Drop attributes opset 17 does not define** (`drop_newer_attributes`). The version converter
+   leaves ``noop_with_empty_axes`` on ``ReduceMean`` (an opset-18 attribute), and torch writes
+   ``allowzero=1`` on every ``Reshape``; onnx2torch rejects both. They are dropped only where that
+   changes nothing: ``noop_with_empty_axes`` when the node has axes; ``allowzero`` unless the
+   target shape is a constant holding a 0 (the one case where it matters: with it, 0 is an empty
+   dimension, without it "copy the input's"; torch's shapes are never 0 in a trained model).
+   Otherwise the read fails naming the node.
+4. **Cut the head** (``onnx.utils.Extractor``) at a named node, or at the last pooling node
+   (GlobalAveragePool, ReduceMean, AveragePool, ...), and flatten: a backbone for `tasklearner`
+   returns (batch, features).
+5. **Check every node has a converter** before converting, so that an unsupported op is an
+   `UnsupportedOnnxOpError` naming the node and the op (onnx2torch fails with its registry key).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from ..errors import HotstartError
+
+TARGET_OPSET = 17
+POOLING_OPS = ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "AveragePool", "MaxPool")
+
+
+class OnnxReadError(HotstartError, ValueError):
+    """An ONNX file that cannot be read back as a torch module (the message names the file and node)."""
+
+
+class UnsupportedOnnxOpError(OnnxReadError):
+    """A node whose op onnx2torch has no converter for."""
+
+
+def from_onnx(path, *, cut_at: str | None = "pool"):
+    """The model in the ONNX file `path` as a trainable ``nn.Module``.
+
+    `cut_at`: ``"pool"`` (default) keeps the graph up to its last pooling node and flattens the
+    result, for use as ``tasklearner(..., backbone=module)``; a node name keeps the graph up to
+    that node's (first) output, flattened; None keeps the whole graph (its output as is). The
+    module's ``num_features`` is its output width (None when `cut_at` is None)."""
+    import onnx
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such ONNX file")
+    try:
+        model = onnx.load(str(path))
+    except Exception as e:  # protobuf's DecodeError and friends
+        raise OnnxReadError(f"{path}: not a readable ONNX file ({type(e).__name__}: {e})") from e
+    model = dequantize_qdq(model)
+    model = to_opset(model, TARGET_OPSET, path)
+    drop_newer_attributes(model, path)
+    pool = None
+    if cut_at is not None:
+        model, pool = cut(model, cut_at, path)
+    check_converters(model, path)
+    return _to_module(model, path, flatten=cut_at is not None, pool=pool)
+
+
+# --- 1. QDQ -> float ------------------------------------------------------------------------
+def dequantize_qdq(model):
+    """`model` with int8 weight initializers turned into float32 ones and activation
+    QuantizeLinear -> DequantizeLinear pairs removed (see the module docstring, step 1)."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    graph = model.graph
+    nodes = list(graph.node)  # positions, not id(): protobuf may hand out a new wrapper per access
+    inits = {t.name: t for t in graph.initializer}
+    producer = {o: i for i, n in enumerate(nodes) for o in n.output}
+    drop: set[int] = set()
+    clips = []  # (position, Clip node) standing for a removed activation pair
+    new_inits = []
+    for i, node in enumerate(nodes):
+        if node.op_type != "DequantizeLinear":
+            continue
+        x = node.input[0]
+        if x in inits:  # a stored int8 weight: compute its float value once
+            q = numpy_helper.to_array(inits[x]).astype(np.float32)
+            scale = numpy_helper.to_array(inits[node.input[1]]).astype(np.float32)
+            zero = (numpy_helper.to_array(inits[node.input[2]]).astype(np.float32)
+                    if len(node.input) > 2 and node.input[2] else np.zeros_like(scale))
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            if scale.ndim == 1 and q.ndim > 1:  # per channel along `axis`
+                shape = [1] * q.ndim
+                shape[axis] = -1
+                scale, zero = scale.reshape(shape), zero.reshape(shape)
+            new_inits.append(numpy_helper.from_array((q - zero) * scale, node.output[0]))
+            drop.add(i)
+        elif x in producer and nodes[producer[x]].op_type == "QuantizeLinear":  # an activation pair
+            quant = nodes[producer[x]]
+            lo, hi = _representable_range(quant, inits)
+            clip_min, clip_max = f"{node.output[0]}_min", f"{node.output[0]}_max"
+            new_inits += [numpy_helper.from_array(np.array(lo, np.float32), clip_min),
+                          numpy_helper.from_array(np.array(hi, np.float32), clip_max)]
+            clips.append((i, helper.make_node("Clip", [quant.input[0], clip_min, clip_max], [node.output[0]],
+                                              name=f"{node.name or node.output[0]}_range")))
+            drop.update((i, producer[x]))
+    if not drop:
+        return model
+    clip_at = dict(clips)
+    kept = [clip_at[i] if i in clip_at else n for i, n in enumerate(nodes) if i not in drop or i in clip_at]
+    kept = [type(n).FromString(n.SerializeToString()) for n in kept]  # copies: cleared below
+    del graph.node[:]
+    graph.node.extend(kept)
+    graph.initializer.extend(new_inits)
+    used = {i for n in graph.node for i in n.input}
+    keep_inits = [t for t in graph.initializer if t.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(keep_inits)
+    del graph.value_info[:]  # shapes and int8 types of removed values: inferred again below
+    return model
+
+
+def _representable_range(quant, inits) -> tuple[float, float]:
+    """(low, high) in float of what QuantizeLinear `quant` can output (uint8 unless its zero point says int8)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    scale = float(numpy_helper.to_array(inits[quant.input[1]]).ravel()[0])
+    zp = inits.get(quant.input[2]) if len(quant.input) > 2 else None
+    zero = numpy_helper.to_array(zp) if zp is not None else np.zeros(1, np.uint8)
+    info = np.iinfo(zero.dtype)
+    z = float(zero.ravel()[0])
+    return (info.min - z) * scale, (info.max - z) * scale
+
+
+# --- 2. opset 17 ----------------------------------------------------------------------------
+def to_opset(model, opset: int, path):
+    """`model` converted to `opset` when it is newer (step 2)."""
+    from onnx import version_converter
+
+    current = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    if current is None or current <= opset:
+        return model
+    try:
+        return version_converter.convert_version(model, opset)
+    except Exception as e:
+        raise OnnxReadError(f"{path}: onnx's version converter cannot take opset {current} down to {opset}, which "
+                            f"onnx2torch needs ({type(e).__name__}: {str(e).strip().splitlines()[0]})") from e
+
+
+# --- 3. attributes opset 17 does not have ---------------------------------------------------
+def drop_newer_attributes(model, path) -> None:
+    """Remove ``noop_with_empty_axes`` (ReduceMean) and ``allowzero`` (Reshape) where that changes
+    nothing, in place (step 3); a node where it would change the result is an error."""
+    constants = _constants(model)
+    for node in model.graph.node:
+        if node.op_type == "ReduceMean":
+            _drop(node, "noop_with_empty_axes", path, ok=lambda a: a.i == 0 or _has_axes(node))
+        elif node.op_type == "Reshape":
+            shape = constants.get(node.input[1])
+            _drop(node, "allowzero", path, ok=lambda a: a.i == 0 or shape is None or 0 not in shape)
+
+
+def _constants(model) -> dict:
+    """Name -> list of ints of the graph's small integer constants (initializers, Constant nodes)."""
+    from onnx import numpy_helper
+
+    out = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer if t.data_type in (6, 7)}
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
+            out[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+    return {k: [int(v) for v in a.ravel()] for k, a in out.items() if a.size <= 16}
+
+
+def _has_axes(node) -> bool:
+    return any(a.name == "axes" and len(a.ints) > 0 for a in node.attribute) or len(node.input) > 1
+
+
+def _drop(node, name: str, path, ok) -> None:
+    for i, attr in enumerate(node.attribute):
+        if attr.name == name:
+            if not ok(attr):
+                raise OnnxReadError(f"{path}: node {node.name!r} ({node.op_type}) has {name}={attr.i}, which opset "
+                                    f"{TARGET_OPSET} (onnx2torch) cannot express")
+            del node.attribute[i]
+            return
+
+
+# --- 4. cutting the head --------------------------------------------------------------------
+def cut(model, cut_at: str, path):
+    """(`model` up to the last pooling node (``cut_at="pool"``) or the node named `cut_at`, the
+    global pooling to append or None) (step 4). A global average / max pool (GlobalAveragePool,
+    or ReduceMean over H and W) is cut *before* and appended as ``nn.AdaptiveAvgPool2d(1)`` /
+    ``AdaptiveMaxPool2d(1)``, as timm's models end: hotstart's model checks (tasks/checks.py)
+    then see the last feature map, not a 1x1 one."""
+    import onnx
+
+    nodes = list(model.graph.node)
+    pool = None
+    if cut_at == "pool":
+        pools = [n for n in nodes if n.op_type in POOLING_OPS]
+        if not pools:
+            raise OnnxReadError(f"{path}: no pooling node ({', '.join(POOLING_OPS)}) to cut the head at; pass "
+                                "cut_at='NODE_NAME' or cut_at=None (the whole model)")
+        node = pools[-1]
+        pool = _global_pool(node, _constants(model))
+        output = node.input[0] if pool else node.output[0]
+    else:
+        node = next((n for n in nodes if n.name == cut_at), None)
+        if node is None:
+            names = [n.name for n in nodes]
+            raise OnnxReadError(f"{path}: no node named {cut_at!r}; its nodes are {names[:12]}"
+                                f"{' ...' if len(names) > 12 else ''}")
+        output = node.output[0]
+    inputs = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
+    model = onnx.shape_inference.infer_shapes(model)
+    return onnx.utils.Extractor(model).extract_model(inputs, [output]), pool
+
+
+def _global_pool(node, constants) -> str | None:
+    """"avg" / "max" when `node` pools over all of H and W (N x C x H x W), else None."""
+    if node.op_type in ("GlobalAveragePool", "GlobalMaxPool"):
+        return "avg" if node.op_type == "GlobalAveragePool" else "max"
+    if node.op_type == "ReduceMean":
+        axes = next((list(a.ints) for a in node.attribute if a.name == "axes"), None)
+        if axes is None and len(node.input) > 1:
+            axes = constants.get(node.input[1])
+        if axes is not None and sorted(a % 4 for a in axes) == [2, 3]:
+            return "avg"
+    return None
+
+
+# --- 5. every op converts -------------------------------------------------------------------
+def check_converters(model, path) -> None:
+    """Raise `UnsupportedOnnxOpError` naming the first node onnx2torch has no converter for."""
+    from onnx2torch.node_converters.registry import get_converter
+
+    opsets = {o.domain: o.version for o in model.opset_import}
+    for node in model.graph.node:
+        version = opsets.get(node.domain, opsets.get("", TARGET_OPSET))
+        try:
+            get_converter(operation_type=node.op_type, version=version, domain=node.domain)
+        except NotImplementedError:
+            raise UnsupportedOnnxOpError(
+                f"{path}: node {node.name!r} uses op {node.op_type!r} (domain {node.domain or 'ai.onnx'!r}, opset "
+                f"{version}), which onnx2torch cannot convert; register a converter with "
+                f"onnx2torch.node_converters.registry.add_converter({node.op_type!r}, {version})") from None
+
+
+def _to_module(model, path, flatten: bool, pool: str | None = None):
+    from onnx2torch import convert
+
+    try:
+        graph = convert(model)
+    except Exception as e:
+        raise OnnxReadError(f"{path}: onnx2torch could not convert it ({type(e).__name__}: "
+                            f"{str(e).strip().splitlines()[0] if str(e).strip() else ''})") from e
+    module = OnnxModule(graph, flatten=flatten, source=str(path), pool=pool)
+    if flatten:
+        shape = _input_shape(model)
+        with torch.no_grad():
+            module.num_features = int(module.eval()(torch.zeros(shape)).shape[1])
+    return module.train()
+
+
+def _input_shape(model) -> tuple:
+    """A concrete input shape: the graph's, with 1 for the batch and 32 for unknown sizes."""
+    inits = {t.name for t in model.graph.initializer}
+    inp = next(i for i in model.graph.input if i.name not in inits)
+    dims = [d.dim_value if d.HasField("dim_value") else 0 for d in inp.type.tensor_type.shape.dim]
+    return (1, *[d or 32 for d in dims[1:]])
+
+
+class OnnxModule(torch.nn.Module):
+    """A graph read from ONNX (``self.graph``, an fx GraphModule of onnx2torch modules),
+    flattened to (batch, features) when it was cut for use as a backbone."""
+
+    def __init__(self, graph, flatten: bool, source: str, pool: str | None = None):
+        super().__init__()
+        self.graph = graph
+        # the global pooling the graph was cut before (see `cut`), as timm's models end
+        self.pool = {"avg": torch.nn.AdaptiveAvgPool2d(1), "max": torch.nn.AdaptiveMaxPool2d(1)}[pool] if pool else None
+        self.flatten = flatten
+        self.source = source
+        self.num_features = None
+
+    def forward(self, x):
+        out = self.graph(x)
+        if self.pool is not None:
+            out = self.pool(out)
+        return out.flatten(1) if self.flatten else out
+
+    def extra_repr(self):
+        return f"source={self.source!r}, flatten={self.flatten}"

@@ -1,0 +1,81 @@
+"""int8 through torchao's PT2E flow: quantization-aware training (learner.quantize) and the int8
+.pte, each checked where it runs (ExecuTorch, onnxruntime through predictor.py).
+
+A small CNN on 200 digits at 8x8 (conftest's make_learner) keeps it quick; the accuracy study on
+all digits is benchmarks/scripts/qat_digits.py.
+"""
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("executorch", reason="install hotstart[edge] (executorch, torchao) for .pte and QAT")
+pytest.importorskip("torchao", reason="install hotstart[edge] (executorch, torchao) for .pte and QAT")
+
+
+@pytest.fixture(scope="module")
+def trained(digits_small):
+    from hotstart import ImageClassificationSingle, tasklearner
+
+    data, blocks = digits_small
+    task = ImageClassificationSingle(blocks, size=(8, 8), augment={"flip": 0.0})
+    learner = tasklearner(task, data, seed=0, progress=False, batch_size=32)
+    learner.fit_one_cycle(3, 3e-3)
+    ds = learner.valid_loader.dataset
+    return learner, [ds.inputs[i] for i in range(len(ds))], [ds.targets[i] for i in range(len(ds))]
+
+
+def _torch_labels(model, task, images):
+    x = torch.stack([task.encode_input(img) for img in images])
+    with torch.no_grad():
+        return [task.classes[i] for i in model(x).argmax(1).tolist()]
+
+
+def test_qat_trains_with_the_loop_and_exports_to_pte_and_qdq_onnx(trained, tmp_path):
+    import onnx
+
+    from hotstart.export.pte import PteModel
+    from hotstart.predictor import Predictor
+
+    learner, images, targets = trained
+    before = {k: v.clone() for k, v in learner.task_model().state_dict().items()}
+    fp32 = learner.validate()["accuracy"]
+    q = learner.quantize("pte", qat_epochs=1, lr_max=1e-3)
+    assert len(q.history) == 1 and np.isfinite(q.history[0]["train_loss"])  # one epoch of hotstart's loop
+    assert all(torch.equal(before[k], v) for k, v in learner.task_model().state_dict().items())  # untouched
+    qat = q.validate()["accuracy"]
+    assert qat >= fp32 - 0.05, (qat, fp32)
+    report = q.export(tmp_path / "qat.pte", batch_size=2)
+    pte = PteModel(tmp_path / "qat.pte")
+    assert "quantization-aware" in pte.meta["quantization"] and pte.batch_size == 2
+    fp32_bytes = 4 * sum(p.numel() for p in learner.task_model().parameters())
+    assert report.size_bytes < 0.4 * fp32_bytes  # int8 weights
+    labels = [pte.predict(img)[0] for img in images]
+    # the file computes what the converted int8 torch graph computes (XNNPACK may round a step apart)
+    assert np.mean(np.equal(labels, _torch_labels(q.model, learner.task, images))) >= 0.95
+    assert np.mean(np.equal(labels, targets)) >= fp32 - 0.05
+
+    qo = learner.quantize("onnx", qat_epochs=1, lr_max=1e-3)
+    qo.export(tmp_path / "qat.onnx")
+    ops = {n.op_type for n in onnx.load(str(tmp_path / "qat.onnx")).graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops  # a QDQ graph
+    p = Predictor.load(tmp_path / "qat.onnx")
+    plabels = [lab for lab, _ in p.predict_many(images)]
+    assert np.mean(np.equal(plabels, _torch_labels(qo.model, learner.task, images))) >= 0.95
+    assert p.evaluate(images, targets)["accuracy"] >= fp32 - 0.05
+    with pytest.raises(ValueError, match="quantized for 'onnx'"):
+        qo.export(tmp_path / "x.pte")
+
+
+def test_post_training_int8_pte_is_calibrated_and_close_to_fp32(trained, tmp_path):
+    from hotstart.export.pte import PteModel
+
+    learner, images, targets = trained
+    report = learner.export(tmp_path / "ptq.pte", quantize="int8", calibrate=64)
+    pte = PteModel(report.path)
+    assert "post-training" in pte.meta["quantization"] and "64 training samples" in pte.meta["quantization"]
+    fp32 = learner.validate()["accuracy"]
+    assert np.mean([pte.predict(img)[0] == t for img, t in zip(images, targets)]) >= fp32 - 0.05
+    with pytest.raises(ValueError, match="qat_epochs"):
+        learner.quantize("pte", qat_epochs=-1)
+    with pytest.raises(ValueError, match="target"):
+        learner.quantize("tflite")

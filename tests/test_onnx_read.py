@@ -1,0 +1,91 @@
+"""ONNX read (hotstart.models.from_onnx, on onnx2torch): torch's and hotstart's own exports come
+back as trainable modules that compute what the file computes."""
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("onnx2torch", reason="install hotstart[edge] (onnx2torch) to read ONNX files")
+
+
+def _export(model, x, path):
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    with torch.no_grad():
+        torch.onnx.export(model, (x,), path, dynamo=True, input_names=["input"], dynamic_shapes=({0: batch},),
+                          external_data=False, verbose=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def resnet10t(tmp_path_factory):
+    import timm
+
+    torch.manual_seed(0)
+    model = timm.create_model("resnet10t", pretrained=False, num_classes=10, in_chans=1).eval()
+    path = _export(model, torch.randn(2, 1, 32, 32), tmp_path_factory.mktemp("onnx_read") / "resnet10t.onnx")
+    return model, path
+
+
+def test_a_timm_resnet_exported_by_torch_comes_back_within_1e_5(resnet10t):
+    from hotstart.models import from_onnx
+
+    model, path = resnet10t
+    x = torch.randn(3, 1, 32, 32, generator=torch.Generator().manual_seed(1))
+    whole = from_onnx(path, cut_at=None).eval()
+    with torch.no_grad():
+        assert float((whole(x) - model(x)).abs().max()) <= 1e-5
+        backbone = from_onnx(path).eval()  # cut at the last pooling, flattened
+        assert backbone.num_features == 512
+        want = model.forward_head(model.forward_features(x), pre_logits=True)
+        assert float((backbone(x) - want).abs().max()) <= 1e-5
+
+
+def test_the_read_backbone_fine_tunes_in_a_tasklearner(resnet10t, digits_small):
+    from hotstart import ImageClassificationSingle, tasklearner
+    from hotstart.models import from_onnx
+
+    _, path = resnet10t
+    data, blocks = digits_small
+    task = ImageClassificationSingle(blocks, size=(32, 32), augment={"flip": 0.0})  # resnet10t downsamples by 32
+    learner = tasklearner(task, data, backbone=from_onnx(path), seed=0, progress=False, batch_size=16)
+    model = learner.model.train()
+    xb, yb = next(iter(learner.train_loader))
+    learner.loss_func(model(xb), yb).backward()
+    params = list(model.named_parameters())  # 14 conv weights (torch folded the BatchNorms) + the head
+    # every parameter gets a gradient (some are 0: timm zero-initialises each block's last BatchNorm)
+    assert len(params) >= 16 and [n for n, p in params if p.grad is None or not torch.isfinite(p.grad).all()] == []
+
+
+def test_hotstart_fp32_and_int8_exports_come_back_with_their_labels(make_learner, tmp_path):
+    import onnxruntime as ort
+
+    from hotstart.models import from_onnx
+
+    learner = make_learner()
+    learner.fit(1, 3e-3)
+    fp32 = learner.export(tmp_path / "m.onnx").path
+    int8 = learner.export(tmp_path / "m-int8.onnx", quantize="int8", calibrate=64, measure=False).path
+    ds = learner.valid_loader.dataset
+    x = torch.stack([learner.task.encode_input(ds.inputs[i]) for i in range(len(ds))])
+    for path, agree in ((fp32, 1.0), (int8, 0.95)):
+        runtime = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"input": x.numpy()})[0]
+        with torch.no_grad():
+            back = from_onnx(path, cut_at=None).eval()(x).numpy()
+        assert np.mean(back.argmax(1) == runtime.argmax(1)) >= agree, path.name
+        if path == fp32:
+            assert np.abs(back - runtime).max() <= 1e-4
+    # the int8 file read back is a float model: int8 weights dequantized into parameters
+    assert all(p.dtype == torch.float32 for p in from_onnx(int8).parameters())
+
+
+def test_an_unsupported_op_is_an_error_naming_the_node_and_the_op(tmp_path):
+    from hotstart.models.onnx_read import UnsupportedOnnxOpError, from_onnx
+
+    class Determinant(torch.nn.Module):
+        def forward(self, x):
+            return torch.linalg.det(x.reshape(-1, 2, 2))
+
+    path = _export(Determinant(), torch.randn(2, 4), tmp_path / "det.onnx")
+    with pytest.raises(UnsupportedOnnxOpError, match=r"node '.*' uses op 'Det'.*add_converter\('Det'"):
+        from_onnx(path, cut_at=None)
+    with pytest.raises(FileNotFoundError, match="no such ONNX file"):
+        from_onnx(tmp_path / "missing.onnx")
