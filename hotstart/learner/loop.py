@@ -13,7 +13,18 @@ The override ladder (use the lowest rung that does what you need):
                return super().compute_loss(pred, yb) + 1e-4 * pred.pow(2).mean()
 
 4. Your own loop: ``learner.model``, ``learner.train_loader``, ``learner.loss_func`` are plain
-   PyTorch objects.
+   PyTorch objects (``learner.setup()`` first puts them on the learner's device).
+
+For evaluation the same ladder has one path: `validate`, `get_preds`, `predict`, `tta`, the
+interpretations and `show_results` all call ``run_eval(loader, keep=...)``, whose `keep(out, xb,
+yb)` says what to keep of each batch (Keras's ``predict_step``); ``run_eval(events=True)`` is
+also a fit's validation phase.
+
+The story of `fit`, top to bottom: it creates the fit's `FitState` (fit_state.py: schedule,
+accumulation, steps, seed; what a checkpoint saves), restores a checkpoint if asked, then for
+each epoch runs `_train_epoch` (every batch through `train_step`) and the validation phase
+(`_eval_loop` with events), then `after_epoch` and the epoch's checkpoint. The default callbacks
+read the loss without a device-to-host sync per batch (callbacks/recorder.py, nan_guard.py).
 
 The learner never knows what an image is: it sees batches, a model, a loss, metrics and callbacks.
 Its `task` (optional) is used only for the metrics' output activation, `predict`, `show_results`,
