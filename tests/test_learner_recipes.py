@@ -194,3 +194,24 @@ def test_one_cycle_scales_each_layer_group(make_learner):
     total = len(rec.lrs)
     for step, lrs in enumerate(rec.lrs):
         assert lrs == [one_cycle_at(step, total, p)[0] for p in peaks]
+
+
+# --- progressive resizing ---------------------------------------------------------------------
+
+def test_set_size_trains_on_at_the_new_size_as_a_learner_built_for_it(make_learner, smooth_task, digits_small):
+    data = digits_small[0].subset(list(range(60)))
+    learner = make_learner(task=smooth_task, data=data, batch_size=16, callbacks=[EMA(decay=0.9)])
+    learner.fit(1, 1e-3)
+    opt = learner.opt
+    learner.set_size((16, 16))
+    log = BatchLog()
+    learner.fit(1, 1e-3, callbacks=[log])
+    assert learner.opt is opt and learner.task.size == (16, 16) and learner.task.label_smoothing == 0.1
+    assert all(x.shape[-2:] == (16, 16) for _, _, x, _ in log.train + log.valid)
+    keep = lambda out, xb, yb: (xb, yb)  # noqa: E731
+    fresh = make_learner(task=SupervisedTask.from_dict({**smooth_task.to_dict(), "size": [16, 16]}), data=data,
+                         batch_size=16)
+    got, want = learner.run_eval(keep=keep), fresh.run_eval(keep=keep)
+    assert all(torch.equal(a, b) for a, b in zip(got, want))  # the same validation images at 16x16
+    with pytest.raises(UsageError, match="size"):
+        Learner(learner.model, None, None, learner.loss_func, task=None, progress=False).set_size(32)

@@ -383,6 +383,13 @@ class Learner:
         kwargs.pop("reset_opt", None)  # the second phase continues with the first phase's optimizer
         return self.fit_one_cycle(epochs, slice(base_lr / lr_mult, base_lr), pct_start=pct_start, div=div, **kwargs)
 
+    def set_size(self, size) -> "Learner":
+        """Progressive resizing: encode the images at `size` from the next batch on, keeping the
+        model, optimizer and callbacks (see learner/resize.py for the recipe and the compile cache)."""
+        from .resize import set_size
+
+        return set_size(self, size)
+
     def lr_find(self, start_lr: float = 1e-7, end_lr: float = 10.0, num_it: int = 100, *, plot: bool = False):
         """Sweep the learning rate upward over a few batches through the learner's own
         `train_step` and callbacks; restore the model; suggest a rate (see learner/lr_find.py)."""
