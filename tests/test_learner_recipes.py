@@ -215,3 +215,16 @@ def test_set_size_trains_on_at_the_new_size_as_a_learner_built_for_it(make_learn
     assert all(torch.equal(a, b) for a, b in zip(got, want))  # the same validation images at 16x16
     with pytest.raises(UsageError, match="size"):
         Learner(learner.model, None, None, learner.loss_func, task=None, progress=False).set_size(32)
+
+
+def test_save_best_model_saves_the_averaged_weights_it_judged(make_learner, tmp_path):
+    from hotstart import load_learner
+    from hotstart.learner import SaveBestModel
+
+    learner = make_learner(callbacks=[EMA(decay=0.9), SaveBestModel(tmp_path / "best", load_best=True)])
+    learner.fit(2, 1e-2)
+    best = learner.cb(SaveBestModel)
+    saved = load_learner(tmp_path / "best")
+    loss = saved.validate(learner.valid_loader)["loss"]
+    assert loss == pytest.approx(best.best, rel=1e-6)  # the saved weights are those that validated best
+    assert loss == pytest.approx(learner.validate()["loss"], rel=1e-6)  # and the model holds them

@@ -7,9 +7,11 @@ timm's own training script calls it (``update(model, step=updates)``: the first 
 model). With `use_ema` (the default):
 
 - each epoch's validation runs on the averaged weights (swapped in for the validation phase and
-  swapped back before training goes on, so training itself is unchanged);
+  the epoch's end, where `SaveBestModel` saves them, and swapped back before the epoch's
+  checkpoint and the next epoch's training, so training itself is unchanged);
 - when the fit ends, the model holds the averaged weights, so `validate`, `predict`, `save` and
-  `export` use them, and the next fit starts from them (fastai/fastxtend's ``replace_weights``).
+  `export` use them, and the next fit starts from them (fastai/fastxtend's ``replace_weights``);
+  after ``SaveBestModel(load_best=True)`` the model keeps the best epoch's averaged weights.
 
 ``use_ema=False`` only keeps the average (``ema.module``), for you to use or save.
 
@@ -29,7 +31,9 @@ from .base import Callback
 
 
 class EMA(Callback):
-    order = 20  # after GradientClip (10) and the other after_step callbacks that change the weights
+    # after GradientClip (10) and SaveBestModel (55): the averaged weights stay in the model from
+    # `before_validate` to the end of `after_epoch`, so SaveBestModel saves the weights it judged
+    order = 60
 
     def __init__(self, decay: float = 0.999, *, use_ema: bool = True, warmup: bool = False):
         if not 0.0 <= float(decay) < 1.0:
@@ -38,6 +42,7 @@ class EMA(Callback):
         self.ema = None      # timm's ModelEmaV3, made from the model at the first fit
         self.updates = 0     # optimizer steps averaged so far (timm's `step`)
         self._swapped = False
+        self._fitting = False  # validation outside a fit (validate, get_preds) uses the model as it is
 
     def _make(self):
         from timm.utils import ModelEmaV3
@@ -57,6 +62,7 @@ class EMA(Callback):
 
     def before_fit(self):
         self._make()
+        self._fitting = True
 
     def after_step(self):
         if self._train_only():
@@ -65,16 +71,22 @@ class EMA(Callback):
         self.updates += 1
 
     def before_validate(self):
-        if self.use_ema and self.ema is not None and self.updates and not self._swapped:
+        if self._fitting and self.use_ema and self.ema is not None and self.updates and not self._swapped:
             self._swap()
 
-    def after_validate(self):
-        if self._swapped:
+    def after_epoch(self):
+        if self._swapped:  # training (and the epoch's checkpoint) go on with the trained weights
             self._swap()
 
     def after_fit(self):
-        if self._swapped:  # the fit stopped inside a validation phase
+        from .checkpoint import SaveBestModel
+
+        self._fitting = False
+        if self._swapped:  # the fit stopped inside an epoch's end
             self._swap()
+        best = self.learner.cb(SaveBestModel)
+        if best is not None and best.load_best and best.best_epoch is not None:
+            return  # SaveBestModel(load_best=True) has loaded the best epoch's averaged weights
         if self.use_ema and self.ema is not None and self.updates and not self._train_only():
             self.learner.task_model().load_state_dict(self.ema.module.state_dict())
 
