@@ -5,6 +5,7 @@
     python -m benchmarks.run --quick --python "$BENCHVENV/bin/python" --out benchmarks/results/latest-scipy.json
     python -m benchmarks.run --quick --only startup,import # a subset
     python -m benchmarks.run --quick --only deploy         # torch vs ONNX fp32 / int8 vs .pt2 (benchmarks/deploy.py)
+    python -m benchmarks.run --quick --only serve          # hotstart run / predict through hotstart serve (benchmarks/serve.py)
 
 How a run is measured (`run_child`): the parent notes ``time.time()`` right before it starts the
 child; the child (benchmarks/scripts/*_fit.py) prints JSON-line milestones with its own
@@ -72,6 +73,7 @@ TARGETS = {  # from the issues; checked at the end of every run
     "warm_over_cold": 0.2,          # warm first compiled epoch / cold one, at most
     "import_extra_s": 0.1,          # import hotstart - import torch, at most (seconds)
     "deploy_cold_ratio": 0.25,      # ONNX predictor cold start / `hotstart predict MODEL_DIR`'s, at most
+    "serve_first_epoch_ratio": 0.5,  # `hotstart run` (served) time to first epoch / plain `python`'s, at most
 }
 
 
@@ -377,6 +379,11 @@ def check_targets(report) -> list[dict]:
         t["deploy_cold_ratio"], lambda v, x: v <= x)
     row("deploy: same, median of run-by-run ratios <=", dep.get("paired_ratio", {}).get("cold_start_s"),
         t["deploy_cold_ratio"], lambda v, x: v <= x)
+    for label in ("plain_served", "hotstart_served"):
+        row(f"serve: {label} time to first epoch / plain <=", ratio("serve", label, "first_epoch_end"),
+            t["serve_first_epoch_ratio"], lambda v, x: v <= x)
+        row("serve: same, median of run-by-run ratios <=", ratio("serve", label, "first_epoch_end", "paired_ratio"),
+            t["serve_first_epoch_ratio"], lambda v, x: v <= x)
     return rows
 
 
@@ -393,6 +400,10 @@ def table(report) -> str:
         contenders = comp.get("contenders", {})
         if name == "deploy":
             from .deploy import table_lines
+
+            lines += table_lines(comp)
+        elif name == "serve":
+            from .serve import table_lines
 
             lines += table_lines(comp)
         elif name == "import":
@@ -456,7 +467,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="startup,throughput,warmup,import",
                     help="comma-separated subset of: startup, throughput (or throughput_digits, "
                          "throughput_synthetic128), warmup, import, deploy (not in the default set: it trains, "
-                         "exports and compiles a .pt2 first)")
+                         "exports and compiles a .pt2 first), serve (not in the default set: it starts a server)")
     ap.add_argument("--runs", type=int, default=None, help="override the runs per contender (at least 5 advised)")
     ap.add_argument("--startup-bs", type=int, default=None,
                     help="batch size of the startup workload (also the warmup comparison's); default 16, "
@@ -504,6 +515,11 @@ def main(argv=None) -> int:
 
         log("deploy: cold start, latency and throughput of torch / ONNX fp32 / ONNX int8 / .pt2")
         report["comparisons"]["deploy"] = bench_deploy(py, cfg, log, compare, SCRIPTS)
+    if "serve" in only:
+        from .serve import bench_serve
+
+        log("serve: time to first epoch with `hotstart run` through `hotstart serve`, and `hotstart predict`")
+        report["comparisons"]["serve"] = bench_serve(py, cfg, log, compare, script_cmd, add_ratios)
     report["total_s"] = time.perf_counter() - t0
     report["machine"]["loadavg_end"] = os.getloadavg()
     report["targets"] = check_targets(report)

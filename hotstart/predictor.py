@@ -38,7 +38,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Predictor", "resize_uint8", "load_image", "read_image_file", "ImageInputError", "MetadataError", "KINDS",
+__all__ = ["Predictor", "resize_uint8", "resized_pixels", "load_image", "read_image_file", "ImageInputError", "MetadataError", "KINDS",
            "read_metadata", "decode_metadata", "check_metadata",
            "array_to_pil", "to_l_or_rgb", "pixel_values_problem", "array_image_problem", "pil_image_problem"]
 
@@ -555,15 +555,21 @@ def resize_uint8(arr: np.ndarray, size: Sequence[int]) -> np.ndarray:
     return x.astype(np.uint8)
 
 
-def encode_image(x, meta: dict) -> np.ndarray:
-    """A raw image -> C x H x W float32, normalized: hotstart's inference encoding of an Image."""
+def resized_pixels(x, meta: dict) -> np.ndarray:
+    """A raw image -> H x W x C uint8 at the model's size and mode: the encoding before normalization
+    (and what the C export's ``hotstart_predict`` takes, see hotstart/export/c/)."""
     img = load_image(x)
     mode = meta.get("image_mode", "auto")
     if mode in ("L", "RGB") and img.mode != mode:
         img = img.convert(mode)
     arr = np.asarray(img, dtype=np.uint8)
     arr = arr[..., None] if arr.ndim == 2 else arr
-    arr = resize_uint8(arr, meta["size"])
+    return resize_uint8(arr, meta["size"])
+
+
+def encode_image(x, meta: dict) -> np.ndarray:
+    """A raw image -> C x H x W float32, normalized: hotstart's inference encoding of an Image."""
+    arr = resized_pixels(x, meta)
     x = np.moveaxis(arr, -1, 0).astype(np.float32) / np.float32(255.0)
     channels = int(meta["channels"])
     if x.shape[0] != channels:

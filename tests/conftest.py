@@ -7,6 +7,9 @@ import os
 
 # matplotlib picks its backend on first import: a headless one for the whole test process.
 os.environ.setdefault("MPLBACKEND", "Agg")
+# A `hotstart serve` running on this machine must not take the tests' `hotstart train` runs:
+# only tests/test_serve*.py use a server, their own, in a temporary runtime folder.
+os.environ["HOTSTART_SERVER"] = "0"
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -40,6 +40,7 @@ def _module():
 # kind -> (task, backbone); a new kind adds its case here (test_every_kind_has_a_case)
 CASES = {
     "SmallCNN": (_image_task, lambda: None),
+    "smallcnn_micro": (_image_task, lambda: "smallcnn_micro"),
     "timm": (_image_task, lambda: "test_resnet"),
     "module": (_image_task, _module),
     "TabularModel": (_table_task, lambda: None),

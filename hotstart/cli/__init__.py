@@ -24,7 +24,7 @@ USER_ERRORS = (HotstartError, FileNotFoundError, FileExistsError, NotADirectoryE
                PermissionError)
 
 # command name -> module in this package (imported only to build the parser: keep them light)
-COMMANDS = {"train": "train", "export": "export", "predict": "predict"}
+COMMANDS = {"train": "train", "export": "export", "predict": "predict", "serve": "serve", "run": "run"}
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
@@ -42,6 +42,12 @@ def _prog_name() -> str:
 
 
 def main(argv=None) -> int:
+    if argv is None:  # the command line itself (not a call from Python): a running `hotstart serve` may take it
+        from ..serve.client import hand_off
+
+        argv, served = hand_off(sys.argv[1:])
+        if served is not None:
+            return served
     args = build_parser().parse_args(argv)
     module = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}")
     try:

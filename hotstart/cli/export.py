@@ -5,6 +5,8 @@
     python -m hotstart export runs/hotstart --format pt2 --out digits.pt2        # minutes: compiles C++
     python -m hotstart export runs/hotstart --bundle deploy/                     # model.onnx + predictor.py + README
     python -m hotstart export runs/hotstart --format web --out digits-web [--vendor node_modules/onnxruntime-web]
+    python -m hotstart export runs/hotstart --format c --out digits-c [--harness] [--ram-limit 16384]
+    python -m hotstart export digits-int8.onnx --format c --out digits-c     # an int8 file hotstart wrote
 
 MODEL_DIR is a folder written by ``learner.save`` (``train``'s ``--out`` folder works too: its
 ``model/`` subfolder is used). int8 calibrates on training images and reports validation accuracy,
@@ -42,8 +44,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="export a saved model to ONNX (fp32/int8), .pt2, or a torch-free bundle",
                        description="Export MODEL_DIR (a folder written by learner.save) to run outside hotstart.")
     e.add_argument("model_dir", help="folder written by learner.save (or train's --out folder)")
-    e.add_argument("--format", choices=("onnx", "pt2", "web"), default=None,
-                   help="default: from --out's suffix, else onnx; web: a static page folder (see README)")
+    e.add_argument("--format", choices=("onnx", "pt2", "web", "c"), default=None,
+                   help="default: from --out's suffix, else onnx; web: a static page folder; c: int8 C for "
+                        "microcontrollers, a folder or NAME.c (see README)")
     e.add_argument("--out", default=None, help="output file (.onnx or .pt2), or folder (web)")
     e.add_argument("--vendor", default=None, metavar="ORT_WEB_DIR",
                    help="web: copy onnxruntime-web from this npm package folder (works offline); default: CDN")
@@ -54,6 +57,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     e.add_argument("--data", default=None, help="int8: the training data (folder or CSV); default: digits")
     e.add_argument("--valid-pct", type=float, default=0.2, help="int8: validation split, as in train")
     e.add_argument("--seed", type=int, default=0, help="int8: split seed, as in train")
+    e.add_argument("--harness", action="store_true", help="c: also write the host and Cortex-M harnesses")
+    e.add_argument("--ram-limit", type=int, default=None, metavar="BYTES",
+                   help="c: fail if the activation arena needs more RAM than this")
     return e
 
 
@@ -73,14 +79,20 @@ def run(args) -> int:
     if args.out is None and args.bundle is None:
         raise UsageError("export: pass --out FILE (and/or --bundle DIR)")
     fmt = args.format or ("pt2" if args.out and args.out.lower().endswith(".pt2") else "onnx")
+    if (args.harness or args.ram_limit is not None) and fmt != "c":
+        raise UsageError("export: --harness and --ram-limit are for --format c")
+    if fmt == "c" and str(args.model_dir).lower().endswith(".onnx"):
+        return _onnx_to_c(args)
     if args.bundle is not None and fmt != "onnx":
         raise UsageError(f"export: --bundle holds an ONNX model; drop --format {fmt}")
     if args.vendor is not None and fmt != "web":
         raise UsageError("export: --vendor is for --format web")
     extra = {"vendor": args.vendor} if fmt == "web" else {}
+    if fmt == "c":
+        extra = {"harness": args.harness, "ram_limit": args.ram_limit}
     check_destinations(args, fmt)
     folder = model_folder(args.model_dir)
-    data = _data_for(args, folder) if args.quantize else None
+    data = _data_for(args, folder) if args.quantize or fmt == "c" else None
     learner = load_learner(folder, data, valid_pct=args.valid_pct, seed=args.seed, progress=False)
     from ..export import ExportError
     from ..export.web import WebExportError
@@ -96,13 +108,29 @@ def run(args) -> int:
     return 0
 
 
+def _onnx_to_c(args) -> int:
+    """MODEL is an int8 .onnx file hotstart exported: convert it, no learner needed."""
+    from ..export.c import ExportError, onnx_to_c
+
+    if args.out is None:
+        raise UsageError("export: pass --out DIR (or NAME.c) for --format c")
+    try:
+        print(onnx_to_c(args.model_dir, args.out, harness=args.harness, ram_limit=args.ram_limit))
+    except ExportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def check_destinations(args, fmt: str) -> None:
     """Every path the export will write, checked before the model is loaded and exported (the
     export takes seconds to minutes; a bad --out used to fail only at its end)."""
     from ..export.destination import check_file_destination, check_folder_destination
 
     if args.out is not None:
-        if fmt == "web":
+        if fmt == "c" and not str(args.out).endswith(".c"):
+            check_folder_destination(args.out, "--out")
+        elif fmt == "web":
             from ..export.web import refuse_foreign_folder, vendor_dist
 
             check_folder_destination(args.out, "--out")

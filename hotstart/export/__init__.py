@@ -4,6 +4,7 @@
     learner.export("digits-int8.onnx", quantize="int8")
     learner.export("digits.pt2", format="pt2")
     learner.export("digits-web", format="web", vendor=None)  # a static page (see web.py)
+    learner.export("digits.c", format="c")                # C for microcontrollers (see c/)
 
 Every destination is checked before the export's work starts (destination.py). The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
 (numpy + pillow + onnxruntime) or a C++ program can use them without hotstart.
@@ -16,7 +17,7 @@ from .onnx import ExportError, ExportReport
 
 __all__ = ["export", "ExportError", "ExportReport"]
 
-FORMATS = ("onnx", "pt2", "web")
+FORMATS = ("onnx", "pt2", "web", "c")
 
 
 def export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
@@ -24,7 +25,7 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
     """Export `learner` to `path`; `format` defaults from the suffix (.onnx / .pt2)."""
     path = Path(path)
     if format is None:
-        format = {".onnx": "onnx", ".pt2": "pt2"}.get(path.suffix.lower())
+        format = {".onnx": "onnx", ".pt2": "pt2", ".c": "c"}.get(path.suffix.lower())
         if format is None:
             raise ValueError(f"export: cannot tell the format from {path.name!r}; pass format='onnx' or 'pt2'")
     if format not in FORMATS:
@@ -33,6 +34,14 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         raise ValueError(f"export: quantize must be None or 'int8', got {quantize!r}")
     from .destination import check_file_destination, check_folder_destination
 
+    if format == "c":  # always int8: quantize=None or "int8"
+        from .c import export_c
+
+        if path.suffix == ".c":
+            check_file_destination(path, "export path")
+        else:
+            check_folder_destination(path, "export path")
+        return export_c(learner, path, calibrate=calibrate, **kwargs)
     if format == "web":
         if quantize is not None:
             raise ValueError("export: quantize='int8' is for format='onnx'; the web page runs the fp32 model")
