@@ -77,6 +77,7 @@ def run_one(seed, recipe, args, train, rest, blocks, tensors):
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--first_seed", type=int, default=0, help="seeds first_seed .. first_seed + seeds - 1")
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--bs", type=int, default=20)
     p.add_argument("--lr", type=float, default=1e-2)
@@ -89,7 +90,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     tensors = encoded(make_task(blocks), train), encoded(make_task(blocks), rest)
     rows = []
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         plain = run_one(seed, False, args, train, rest, blocks, tensors)
         recipe = run_one(seed, True, args, train, rest, blocks, tensors)
         rows.append({"seed": seed, "plain": plain, "recipe": recipe, "gain": recipe - plain})
