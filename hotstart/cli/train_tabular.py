@@ -38,9 +38,7 @@ def build_tabular_learner(args):
         data, blocks = datasets.load("penguins", target=args.target)
         name = "penguins"
     else:
-        path = Path(args.path)
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file (--task tabular takes a CSV table)")
+        path = Path(args.path)  # checked before torch was imported (preflight.check_train)
         data, blocks = datasets.TableData(path, target=args.target, dropna_target=True)
         name = str(path)
     regression = isinstance(blocks[1], Continuous)

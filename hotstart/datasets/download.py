@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import sys
 import re
 import tempfile
 import urllib.parse
@@ -34,6 +35,7 @@ import warnings
 from pathlib import Path, PureWindowsPath
 
 from ..atomic import atomic_open, atomic_write_bytes
+from ..interactive import draws_bars
 from .errors import ChecksumError, DatasetError
 
 __all__ = ["download", "extract", "data_dir"]
@@ -146,12 +148,14 @@ def _stream(url: str, out, *, progress: bool, timeout: float) -> str:
     with response:
         total = response.headers.get("Content-Length")
         total = int(total) if total and total.isdigit() else None
-        bar = None
-        if progress:
+        bar, name = None, _file_name(url).split("-", 1)[-1]
+        if progress and draws_bars(sys.stderr):
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024,
-                       desc=_file_name(url).split("-", 1)[-1])
+            bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=name)
+        elif progress:  # a log or a pipe: two plain lines, not a stream of \r updates
+            size = "" if total is None else f" ({total / 2**20:.1f} MiB)"
+            print(f"downloading {name}{size} from {url}", file=sys.stderr, flush=True)
         written = 0
         try:
             while True:
@@ -171,6 +175,8 @@ def _stream(url: str, out, *, progress: bool, timeout: float) -> str:
                 bar.close()
     if total is not None and written != total:
         raise OSError(f"download of {url} is incomplete: got {written} of {total} bytes")
+    if progress and bar is None:
+        print(f"downloaded {name}: {written / 2**20:.1f} MiB", file=sys.stderr, flush=True)
     return h.hexdigest()
 
 

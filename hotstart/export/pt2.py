@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..atomic import atomic_open
+from ..compile_cache.quiet import quiet_torch_notices
 from .metadata import task_metadata
 from .onnx import ExportError, ExportReport, INPUT_NAME, OUTPUT_NAME, _failing_layer, eval_copy, example_batch
 
@@ -40,10 +41,12 @@ def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict
                           f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}\nWhat to try: a backbone "
                           "without that layer (the default SmallCNN and timm's resnets export)") from e
     configs = {**(inductor_configs or {}), "aot_inductor.metadata": meta}
-    with atomic_open(path, suffix=".pt2") as f:  # replaced only once compiled and packaged
+    # quiet: on a CPU machine with a CUDA toolkit, the C++ build logs torch's "No CUDA runtime is found"
+    with quiet_torch_notices(), atomic_open(path, suffix=".pt2") as f:  # replaced only once compiled and packaged
         torch._inductor.aoti_compile_and_package(program, package_path=f, inductor_configs=configs)
     check = example_batch(task, 3, seed=1)
-    loaded = torch._inductor.aoti_load_package(str(path))
+    with quiet_torch_notices():
+        loaded = torch._inductor.aoti_load_package(str(path))
     with torch.no_grad():
         got, want = loaded(check), model(check)
     got = got[0] if isinstance(got, (list, tuple)) else got

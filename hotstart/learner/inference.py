@@ -13,8 +13,8 @@ def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
     """
     if learner.task is None:
         raise ValueError("predict needs the learner's task (build it with tasklearner)")
-    loader = test_loader(learner, [learner.task.load_input(raw_input)], batch_size=1)
-    out = learner.run_eval(loader, keep=lambda out, xb, yb: (out,))[0][0]
+    x = learner.task.encode_input(learner.task.load_input(raw_input))  # errors about the input as it is
+    out = learner.run_eval(torch.utils.data.DataLoader([x], batch_size=1), keep=lambda out, xb, yb: (out,))[0][0]
     return learner.task.decode_prediction(out, raw_input)  # back to the given image's size, where it matters
 
 
