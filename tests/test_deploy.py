@@ -12,6 +12,7 @@ import textwrap
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -289,6 +290,27 @@ def test_pt2_package_equals_eager_and_predicts(deployed, tmp_path, capsys, caplo
     from PIL import Image
 
     assert out["label"] == learner.predict(Image.open(deployed.files[0]))[0]
+
+    # A package that fails the check never replaces `path`: the previous file stays as it was, and
+    # no temporary file is left. The compile is this test's real package again (copied: a second
+    # compile would cost another minute), so the load and the check are real; tolerance=-1 fails.
+    from hotstart.export import ExportError
+
+    package, previous = path.read_bytes(), b"the previous export"
+    path.write_bytes(previous)
+
+    def compile_again(program, package_path, inductor_configs=None):
+        if hasattr(package_path, "write"):
+            package_path.write(package)
+        else:
+            Path(package_path).write_bytes(package)
+        return package_path
+
+    with mock.patch.object(torch._inductor, "aoti_compile_and_package", compile_again):
+        with pytest.raises(ExportError, match="differ by up to"):
+            learner.export(path, tolerance=-1.0)
+    assert path.read_bytes() == previous
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["digits.pt2"]
 
 
 def test_multilabel_export_and_predictor_agree_with_the_learner(deployed, tmp_path):

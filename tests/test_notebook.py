@@ -165,3 +165,28 @@ def test_vision_notebook_runs(name, tmp_path, monkeypatch):
     for expected in VISION_NOTEBOOKS[name]:
         assert expected in text
     assert not list(tmp_path.iterdir())
+
+
+TIMESERIES = NOTEBOOK.parent / "timeseries.ipynb"
+
+
+def test_timeseries_notebook_is_stored_executed():
+    _assert_stored_executed(TIMESERIES)
+
+
+@pytest.mark.slow
+def test_timeseries_notebook_runs(tmp_path, monkeypatch):
+    """ItalyPowerDemand with InceptionTime: test accuracy, views, save / load, ONNX and the predictor."""
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    nb = nbformat.read(TIMESERIES, as_version=4)
+    NotebookClient(nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("output_type") == "error"]
+    assert not errors
+    text = _outputs_text(nb)
+    accuracy = float(text.split("test accuracy ")[1].split()[0])
+    assert accuracy >= 0.85  # chance: 0.5 (1,029 test series)
+    assert "agrees with learner.predict on 200 test series: True" in text
+    assert not list(tmp_path.iterdir())  # the notebook saves into a temporary folder, not the cwd

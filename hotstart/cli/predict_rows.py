@@ -20,7 +20,7 @@ import math
 import sys
 from pathlib import Path
 
-from ..datasets.tabular import MISSING_CELLS  # the cells training read as missing
+from ..datasets.table_data import MISSING_CELLS  # the cells training read as missing
 from ..errors import UsageError
 
 

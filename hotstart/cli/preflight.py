@@ -76,6 +76,12 @@ def check_train(args) -> None:
     """`train`'s paths, columns and output folder, before anything heavy is imported."""
     task = getattr(args, "task", None)
     tabular = task == "tabular" or (task is None and getattr(args, "target", None))
+    if task == "timeseries":  # PATH: a .ts file, or a built-in set's name (checked by cli/train_timeseries.py)
+        path = Path(args.path) if args.path is not None else None
+        if path is not None and (path.suffix or len(path.parts) > 1) and not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file (--task timeseries takes a .ts file or a built-in set's name)")
+        check_out(args)
+        return
     if args.path is not None:
         _check_data_path(args, Path(args.path), task, tabular)
     check_out(args)

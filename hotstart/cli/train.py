@@ -6,6 +6,7 @@
     python -m hotstart train table.csv --task tabular --target price    # a table's own columns
     python -m hotstart train --task segmentation     # digits-segmentation; or PATH with images/ masks/ --classes
     python -m hotstart train --task keypoints        # discs; or a CSV with --path-col --point-cols x0,y0
+    python -m hotstart train --task timeseries       # GunPoint; or a .ts file / built-in set (cli/train_timeseries.py)
     python -m hotstart train --devices 2 --checkpoint-dir runs/ckpt   # 2 processes (DDP), checkpoints
     python -m hotstart train --devices 2 --resume runs/ckpt           # continue after a kill
 
@@ -60,11 +61,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
     t.add_argument("--allow-outside", action="store_true",
                    help="CSV: allow absolute paths and paths outside the table's folder")
-    t.add_argument("--task", choices=["image", "classification", "tabular", "segmentation", "keypoints"], default=None,
+    t.add_argument("--task", choices=["image", "classification", "tabular", "segmentation", "keypoints", "timeseries"], default=None,
                    help="image / classification (default): a label per image; tabular: predict a CSV column from the "
                         "others (see --target); segmentation: a class per pixel (PATH holds images/ and masks/, "
                         "with --classes; default data: digits-segmentation); keypoints: points (PATH is a CSV with "
-                        "--point-cols; default data: discs)")
+                        "--point-cols; default data: discs); timeseries: a class or a number per series (PATH is a .ts "
+                        "file or a built-in set's name; default: GunPoint; --backbone inceptiontime or resnet1d)")
     t.add_argument("--classes", default=None, help="segmentation: comma-separated class names, mask value order")
     t.add_argument("--point-cols", default=None, help="keypoints CSV: comma-separated x0,y0,x1,y1,... columns")
     t.add_argument("--target", default=None,
@@ -185,6 +187,10 @@ def run(args) -> int:
         from .train_tabular import DEFAULT_LR, build_tabular_learner
 
         learner, default_lr = build_tabular_learner(args), DEFAULT_LR
+    elif getattr(args, "task", None) == "timeseries":  # series: hotstart/cli/train_timeseries.py
+        from .train_timeseries import DEFAULT_LR, build_timeseries_learner
+
+        learner, default_lr = build_timeseries_learner(args), DEFAULT_LR
     else:
         check_arguments(args)  # a misspelled backbone or no network for --pretrained: before any data
         learner, default_lr = build_learner(args), (3e-3 if args.backbone is None else 1e-3)
@@ -272,18 +278,14 @@ def build_learner(args):
         what = f"{len(task.classes)} classes" if hasattr(task, "classes") else f"{task.n} point(s)"
         print(f"data: {name}, {len(data[0])} samples, {what}; task:")
         task.describe()
-    callbacks = [] if (args.quiet or not args.no_progress) else [_progress(bars=False)]
+    from .progress import progress_callbacks
+
+    callbacks = progress_callbacks(args)
     return tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
                        batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
                        num_workers=args.workers, compile=_COMPILE[args.compile], callbacks=callbacks,
                        progress=not (args.quiet or args.no_progress),
                        devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))
-
-
-def _progress(**kwargs):
-    from ..learner.callbacks.progress import Progress
-
-    return Progress(**kwargs)
 
 
 def _last_epoch_weights():

@@ -35,6 +35,7 @@ import warnings
 from pathlib import Path, PureWindowsPath
 
 from ..atomic import atomic_open, atomic_write_bytes
+from ..errors import UsageError
 from ..interactive import draws_bars
 from .errors import ChecksumError, DatasetError
 
@@ -68,7 +69,7 @@ def download(url: str, sha256: str | None, *, cache_dir: str | os.PathLike | Non
     sha256 = _check_sha256(sha256)
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in ("http", "https", "file"):
-        raise ValueError(f"download(url=...): only http(s) and file URLs are supported, got {url!r}")
+        raise UsageError(f"download(url=...): only http(s) and file URLs are supported, got {url!r}")
     dest = data_dir(cache_dir) / "downloads" / _file_name(url)
     record = dest.with_name(dest.name + ".sha256")
     recorded = _read_record(record) if sha256 is None else None
@@ -184,7 +185,7 @@ def _check_sha256(sha256):
     if sha256 is None:
         return None
     if not isinstance(sha256, str) or not _SHA256.match(sha256.lower()):
-        raise ValueError(f"download(sha256=...): expected 64 hex digits or None, got {sha256!r}")
+        raise UsageError(f"download(sha256=...): expected 64 hex digits or None, got {sha256!r}")
     return sha256.lower()
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..compile_cache.cache import cache_dir as resolve_cache_dir
 from ..compile_cache.quiet import quiet_torch_notices
+from ..errors import UsageError
 from ..interactive import draws_bars
 from .guard import SideEffectGuard
 from .workloads import Registry, Workload, builtin_workloads
@@ -65,7 +66,7 @@ def select(registries, only=None) -> list[Workload]:
     chosen = [w for reg in registries for w in reg if w.matches(only)]
     if only and not chosen:
         names = [w.name for reg in registries for w in reg]
-        raise ValueError(f"--only {list(only)} matches no workload; known: {names}")
+        raise UsageError(f"--only {list(only)} matches no workload; known: {names}")
     return chosen
 
 
@@ -89,7 +90,7 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
     for name in modules:
         found = registries_in_module(importlib.import_module(name))
         if not found:
-            raise ValueError(f"module {name!r} defines no hotstart.warmup.Registry")
+            raise UsageError(f"module {name!r} defines no hotstart.warmup.Registry")
         regs.extend(found)
     workloads = select(regs, only)
     root = resolve_cache_dir(cache_dir)
