@@ -45,13 +45,15 @@ def body_stages(backbone: nn.Module) -> list[nn.Module]:
     """The backbone's stages, first to last, as discriminative learning rates spread over them
     (fastai's layer groups: ``lr_max=slice(lo, hi)`` gives the first stage `lo`, the head `hi`).
 
-    - a backbone with a ``stages()`` method (`SmallCNN`): what it returns;
+    - a backbone with a ``stage_groups()`` method (`SmallCNN`): what it returns (not ``stages``:
+      timm's and our U-Net's backbones have a ``stages`` *module*, which is callable too);
     - a timm model: timm's own coarse grouping (``group_matcher(coarse=True)``: the stem, then
       each stage), when it covers every parameter;
     - anything else: the whole backbone, one group.
     Freezing is unchanged by the split: `freeze` freezes every group but the head."""
-    if callable(getattr(backbone, "stages", None)):
-        return list(backbone.stages())
+    method = getattr(backbone, "stage_groups", None)
+    if callable(method) and not isinstance(method, nn.Module):
+        return list(method())
     matcher = getattr(backbone, "group_matcher", None)
     if callable(matcher):
         from timm.models import group_modules

@@ -28,7 +28,7 @@ class SmallCNN(nn.Module):
     def forward(self, x):
         return self.pool(self.features(x)).flatten(1)
 
-    def stages(self) -> list[nn.Module]:
+    def stage_groups(self) -> list[nn.Module]:
         """Each width's conv-BN-ReLU pairs, first to last: the layer groups that discriminative
         learning rates spread over (models/layer_groups.py)."""
         layers = list(self.features)
