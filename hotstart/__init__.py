@@ -46,6 +46,9 @@ _LAZY = {
     "load_learner": "hotstart.learner",
     "ToGPU": "hotstart.learner",
     "ToDevice": "hotstart.learner",
+    "MixUp": "hotstart.learner",
+    "CutMix": "hotstart.learner",
+    "EMA": "hotstart.learner",
     "callbacks": "hotstart.learner",
 }
 _SUBMODULES = {"blocks", "encodings", "tasks", "datasets", "models", "learner", "show", "metrics", "warmup",

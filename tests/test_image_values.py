@@ -179,13 +179,12 @@ def _value_cases(tmp_path):
 @pytest.mark.parametrize("channels", [None, 1, 3])
 def test_predictor_encodes_every_mode_and_dtype_as_learner_predict(tmp_path, channels):
     """Pixel for pixel: the predictor's encoded input equals what learner.predict feeds the model
-    (`load_raw_input` reads paths as predict does; `encode_input` is predict's encoding)."""
-    from hotstart.learner.inference import load_raw_input
+    (the task's `load_input` reads paths as predict does; `encode_input` is predict's encoding)."""
     from hotstart.predictor import encode_image
 
     task, meta = _task_and_meta(channels)
     for name, value in _value_cases(tmp_path).items():
-        want = task.encode_input(load_raw_input(task, value)).numpy()
+        want = task.encode_input(task.load_input(value)).numpy()
         got = encode_image(value, meta)
         assert got.shape == want.shape, name
         assert np.array_equal(got, want), (name, np.abs(got - want).max())
@@ -195,7 +194,6 @@ def test_predictor_refuses_the_values_that_training_refuses(tmp_path):
     """Out-of-range values are refused by both (the predictor clipped them before), naming the file."""
     from PIL import Image as P
 
-    from hotstart.learner.inference import load_raw_input
     from hotstart.predictor import ImageInputError, encode_image
 
     task, meta = _task_and_meta()
@@ -208,7 +206,7 @@ def test_predictor_refuses_the_values_that_training_refuses(tmp_path):
            "deep.tif": tmp_path / "deep.tif", "f.tif": tmp_path / "f.tif"}
     for name, value in bad.items():
         with pytest.raises(ValueError) as learner_error:
-            task.encode_input(load_raw_input(task, value))
+            task.encode_input(task.load_input(value))
         with pytest.raises(ImageInputError) as predictor_error:
             encode_image(value, meta)
         if name.endswith(".tif"):
@@ -221,14 +219,13 @@ def test_predictor_refuses_a_decompression_bomb_as_learner_predict_does(tmp_path
     from PIL import Image as P
 
     from hotstart.datasets import ImageLoadError
-    from hotstart.learner.inference import load_raw_input
     from hotstart.predictor import ImageInputError, encode_image
 
     task, meta = _task_and_meta()
     P.new("L", (12, 10), 7).save(tmp_path / "bomb.png")
     monkeypatch.setattr(P, "MAX_IMAGE_PIXELS", 100)  # 120 pixels: within PIL's warn-only band
     with pytest.raises(ImageLoadError, match=r"bomb\.png.*decompression bomb"):
-        load_raw_input(task, tmp_path / "bomb.png")
+        task.load_input(tmp_path / "bomb.png")
     with pytest.raises(ImageInputError, match=r"bomb\.png.*decompression bomb"):
         encode_image(tmp_path / "bomb.png", meta)
     monkeypatch.setattr(P, "MAX_IMAGE_PIXELS", 50)  # beyond twice the limit: PIL's own error, ours too

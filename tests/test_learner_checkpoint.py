@@ -238,3 +238,38 @@ def test_fine_tune_resumes_in_its_second_phase(mlp_learner, tmp_path):
     b.fine_tune(2, freeze_epochs=1, checkpoint_dir=tmp_path, resume=tmp_path, checkpoint_every=3)
     assert all(torch.equal(v, _state(ref)[k]) for k, v in _state(b).items())
     assert _no_time(b.history) == _no_time(ref.history) and b.recorder.losses == ref.recorder.losses
+
+
+def test_a_resume_with_ema_and_discriminative_lrs_equals_an_uninterrupted_fit(mlp_learner, tmp_path):
+    """The EMA's average and update count travel in the checkpoint; the per-group rates come back
+    with the optimizer's groups and the schedule (issue 25)."""
+    from hotstart.learner import EMA, Callback
+
+    class Crash(Exception):
+        pass
+
+    class CrashAt(Callback):
+        def after_batch(self):
+            if self.learner.train_iter == 7:
+                raise Crash
+
+    lrs = slice(1e-3, 1e-2)
+    ref_ema = EMA(decay=0.8)
+    ref = mlp_learner(callbacks=[ref_ema])
+    ref.fit_one_cycle(3, lrs)
+    a = mlp_learner(callbacks=[EMA(decay=0.8), CrashAt()])
+    with pytest.raises(Crash):
+        a.fit_one_cycle(3, lrs, checkpoint_dir=tmp_path, checkpoint_every=3)
+    assert checkpoints(tmp_path)[-1].name == "ckpt-000-000000006-0"  # mid-epoch: 6 batches, in epoch 1
+    b_ema = EMA(decay=0.8)
+    b = mlp_learner(callbacks=[b_ema])
+    b.fit_one_cycle(3, lrs, checkpoint_dir=tmp_path, resume=tmp_path, checkpoint_every=3)
+    assert b_ema.updates == ref_ema.updates == 15
+    assert all(torch.equal(v, _state(ref)[k]) for k, v in _state(b).items())
+    assert all(torch.equal(v, ref_ema.module.state_dict()[k]) for k, v in b_ema.module.state_dict().items())
+    assert [g["lr"] for g in b.opt.param_groups] == [g["lr"] for g in ref.opt.param_groups]
+    assert len({g["lr"] for g in b.opt.param_groups}) == 2  # two layer groups, two rates
+    assert _no_time(b.history) == _no_time(ref.history) and b.recorder.losses == ref.recorder.losses
+    c = mlp_learner()  # the checkpoint holds an EMA: a resume without one is refused, naming it
+    with pytest.raises(UsageError, match="EMA"):
+        c.fit_one_cycle(3, lrs, resume=tmp_path)

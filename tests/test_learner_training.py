@@ -174,8 +174,8 @@ def test_fine_tune_freezes_then_unfreezes(make_learner):
     assert all(not torch.equal(before[k], frozen[k]) for k in heads)
     assert all(not torch.equal(frozen[k], final[k]) for k in convs)  # unfrozen afterwards
     assert all(p.requires_grad for p in learner.model.parameters())
-    # discriminative rates in the unfrozen fit: backbone base_lr / 2 / 100, head base_lr / 2
-    backbone_lr, head_lr = snaps.max_lrs[1]
+    # discriminative rates in the unfrozen fit: first stage base_lr / 2 / 100, ..., head base_lr / 2
+    backbone_lr, head_lr = snaps.max_lrs[1][0], snaps.max_lrs[1][-1]
     assert backbone_lr == pytest.approx(head_lr / 100)
     assert 0.8e-3 < head_lr <= 1e-3
 

@@ -29,7 +29,10 @@ a ``ckpt-*`` folder is always complete, and a kill leaves at most a ``.tmp-*`` f
 by the next run. The last `keep` (2) checkpoints are kept; older ones are renamed away, then
 deleted. Only the first process writes; the others wait at a barrier.
 
-What is not in a checkpoint: callbacks' own state (EarlyStopping's patience counter,
+A callback with ``checkpoint_state() -> (tensors, JSON)`` and ``load_checkpoint_state(tensors,
+JSON)`` (`EMA`: the averaged weights) is stored too: its tensors as ``callback.<i>.<key>`` in
+``optimizer.safetensors``, its JSON under ``"callbacks"`` (with its class name, checked on resume).
+What is not in a checkpoint: other callbacks' own state (EarlyStopping's patience counter,
 SaveBestModel's best value) and anything a user's `train_step` keeps on the learner.
 """
 from __future__ import annotations
@@ -201,6 +204,11 @@ class Checkpointer:
             opt_tensors["rng.cuda"] = torch.cuda.get_rng_state(index)
         fs = ln.fit_state
         batches_done = 0 if epoch_done else ln.iter + 1
+        callbacks = []
+        for i, cb in enumerate(checkpointed_callbacks(ln)):
+            tensors, meta = cb.checkpoint_state()
+            opt_tensors.update({f"callback.{i}.{k}": v for k, v in tensors.items()})
+            callbacks.append({"class": type(cb).__name__, "state": meta})
         state = {
             "format": FORMAT,
             "fit": dataclasses.replace(fs, skip_batches=batches_done).to_dict(),  # learner/fit_state.py
@@ -209,6 +217,7 @@ class Checkpointer:
             "next_epoch": ln.epoch + 1 if epoch_done else ln.epoch,
             "optimizer": opt_meta,
             "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs, **rec.running_sums()},
+            "callbacks": callbacks,
         }
         name = f"ckpt-{fs.fit_index:03d}-{fs.train_iter:09d}-{int(epoch_done)}"
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=self.folder))
@@ -225,6 +234,11 @@ class Checkpointer:
         for old in checkpoints(self.folder)[:-self.keep]:
             _remove(old)
         return final
+
+
+def checkpointed_callbacks(learner) -> list:
+    """The learner's callbacks whose state goes into checkpoints, in the learner's order."""
+    return [cb for cb in learner.cbs if callable(getattr(type(cb), "checkpoint_state", None))]
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -259,11 +273,24 @@ class CheckpointState:
         index = cuda_index(learner.device)
         if index is not None and "rng.cuda" in self.opt_tensors:
             torch.cuda.set_rng_state(self.opt_tensors["rng.cuda"], index)
+        self._restore_callbacks(learner)
         rec = learner.recorder
         rec.history[:] = m["recorder"]["history"]
         rec.losses[:] = m["recorder"]["losses"]
         rec.lrs[:] = m["recorder"]["lrs"]
         return FitState.from_dict(saved, fit_state.schedule)
+
+    def _restore_callbacks(self, learner) -> None:
+        """Each checkpointed callback's state into this fit's callback of the same place and class."""
+        saved, here = self.meta.get("callbacks", []), checkpointed_callbacks(learner)
+        names = [c["class"] for c in saved], [type(cb).__name__ for cb in here]
+        if names[0] != names[1]:
+            raise UsageError(f"cannot resume from {self.path}: it holds the state of the callbacks {names[0]}, "
+                             f"this fit has {names[1]}; resume with the callbacks it was trained with")
+        for i, (entry, cb) in enumerate(zip(saved, here)):
+            prefix = f"callback.{i}."
+            tensors = {k[len(prefix):]: v for k, v in self.opt_tensors.items() if k.startswith(prefix)}
+            cb.load_checkpoint_state(tensors, entry["state"])
 
     def _check_task(self, learner) -> None:
         """The checkpoint's task (classes, size, statistics, ...) must be this learner's."""

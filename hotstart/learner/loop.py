@@ -343,14 +343,18 @@ class Learner:
                       pct_start: float = 0.25, wd: float | None = None, moms=(0.95, 0.85, 0.95),
                       callbacks: Sequence[Callback] = (), **kwargs) -> "Learner":
         """Warm up with a cosine to `lr_max`, then anneal with a cosine; momentum the other way
-        (torch's ``OneCycleLR``, step for step; see learner/schedule.py). Other keyword arguments
+        (torch's ``OneCycleLR``, step for step; see learner/schedule.py). Discriminative rates:
+        ``lr_max=slice(1e-5, 1e-3)`` (or a sequence, one rate per layer group) spreads the peak over
+        the model's layer groups as fastai does (learner/optim.py's `group_lrs`), and each group
+        follows its own cycle scaled to its peak. Other keyword arguments
         (`reset_opt`, `accumulate`, `checkpoint_dir`, `checkpoint_every`, `resume`) go to `fit`."""
         lr_max = 1e-3 if lr_max is None else lr_max
 
         def schedule(step, total):
-            lrs = as_tuple(lr_max)
+            # each parameter group's own cycle, scaled to its rate (learner/optim.py's group_lrs)
+            lrs = group_lrs(lr_max, len(self.opt.param_groups))
             pairs = [one_cycle_at(step, total, m, div, div_final, pct_start, moms) for m in lrs]
-            return (tuple(p[0] for p in pairs) if len(pairs) > 1 else pairs[0][0]), pairs[0][1]
+            return tuple(p[0] for p in pairs), pairs[0][1]
 
         return self.fit(n_epoch, lr_max, wd=wd, callbacks=callbacks, schedule=schedule, **kwargs)
 
@@ -375,7 +379,8 @@ class Learner:
     def fine_tune(self, epochs: int, base_lr: float = 2e-3, freeze_epochs: int = 1, lr_mult: float = 100,
                   pct_start: float = 0.3, div: float = 5.0, **kwargs) -> "Learner":
         """fastai's recipe: train the head with the backbone frozen, then everything, with a lower
-        learning rate for the backbone (`base_lr / 2 / lr_mult`) than for the head (`base_lr / 2`).
+        learning rate for the backbone (`base_lr / 2 / lr_mult`) than for the head (`base_lr / 2`),
+        spread over the layer groups as ``lr_max=slice(base_lr / 2 / lr_mult, base_lr / 2)``.
         One optimizer serves both phases, so Adam's moments carry over (as in fastai)."""
         self.freeze()
         if freeze_epochs > 0:
@@ -383,7 +388,14 @@ class Learner:
         self.unfreeze()
         base_lr /= 2
         kwargs.pop("reset_opt", None)  # the second phase continues with the first phase's optimizer
-        return self.fit_one_cycle(epochs, (base_lr / lr_mult, base_lr), pct_start=pct_start, div=div, **kwargs)
+        return self.fit_one_cycle(epochs, slice(base_lr / lr_mult, base_lr), pct_start=pct_start, div=div, **kwargs)
+
+    def set_size(self, size) -> "Learner":
+        """Progressive resizing: encode the images at `size` from the next batch on, keeping the
+        model, optimizer and callbacks (see learner/resize.py for the recipe and the compile cache)."""
+        from .resize import set_size
+
+        return set_size(self, size)
 
     def lr_find(self, start_lr: float = 1e-7, end_lr: float = 10.0, num_it: int = 100, *, plot: bool = False):
         """Sweep the learning rate upward over a few batches through the learner's own

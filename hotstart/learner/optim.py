@@ -45,16 +45,42 @@ def _fused_ok(groups) -> bool:
 
 
 def as_tuple(lr) -> tuple:
-    """A learning rate as a tuple: ``3e-3 -> (3e-3,)``, ``(1e-5, 1e-3) -> (1e-5, 1e-3)``."""
+    """A learning rate as a tuple: ``3e-3 -> (3e-3,)``, ``(1e-5, 1e-3) -> (1e-5, 1e-3)``,
+    ``slice(1e-5, 1e-3) -> (1e-5, 1e-3)``, ``slice(1e-3) -> (1e-3,)`` (the head's rate last)."""
+    if isinstance(lr, slice):
+        return (lr.stop,) if lr.start is None else (lr.start, lr.stop)
     return tuple(lr) if isinstance(lr, (tuple, list)) else (lr,)
 
 
+def even_mults(start: float, stop: float, n: int) -> list[float]:
+    """`n` rates from `start` to `stop`, each a constant factor above the one before (fastai's
+    ``even_mults``, the same floating-point operations)."""
+    if n == 1:
+        return [stop]
+    step = (stop / start) ** (1 / (n - 1))
+    return [start * (step ** i) for i in range(n)]
+
+
 def group_lrs(lr, n_groups: int) -> list[float]:
-    """A float for every group, or a (low, high) pair spread geometrically over the groups."""
+    """One learning rate per parameter group (the model's layer groups: body stages, then head),
+    by fastai's rules (``Learner.lr_range``):
+
+    - a number: the same rate for every group;
+    - ``slice(lo, hi)`` or a pair ``(lo, hi)``: geometric from lo (first group) to hi (the head);
+    - ``slice(hi)``: ``hi / 10`` for every group but the head, which gets `hi`;
+    - a sequence of one rate per group: those rates."""
+    if isinstance(lr, slice):
+        if lr.stop is None:
+            raise UsageError(f"a learning-rate slice needs a stop (the head's rate), got {lr!r}")
+        if lr.start is None:
+            return [float(lr.stop) / 10] * (n_groups - 1) + [float(lr.stop)]
+        return even_mults(float(lr.start), float(lr.stop), n_groups)
     lrs = as_tuple(lr)
     if len(lrs) == 1:
         return [float(lrs[0])] * n_groups
-    if n_groups == 1:
-        return [float(lrs[-1])]
-    lo, hi = float(lrs[0]), float(lrs[-1])
-    return [lo * (hi / lo) ** (i / (n_groups - 1)) for i in range(n_groups)]
+    if len(lrs) == n_groups:
+        return [float(v) for v in lrs]
+    if len(lrs) == 2:
+        return even_mults(float(lrs[0]), float(lrs[1]), n_groups)
+    raise UsageError(f"lr has {len(lrs)} rates but the model has {n_groups} parameter groups: give one rate, "
+                     f"a (low, high) pair or slice(low, high), or one rate per group")

@@ -53,3 +53,16 @@ def torch_generator(seed: int) -> torch.Generator:
     g = torch.Generator()
     g.manual_seed(int(seed))
     return g
+
+
+@contextlib.contextmanager
+def seeded_numpy_global_rng(seed: int):
+    """Run code that draws from numpy's *global* RNG (``np.random.rand``, ``np.random.beta``: e.g.
+    timm's ``Mixup``) from a private stream seeded with `seed`; the caller's global numpy state is
+    saved on entry and put back on exit, so it comes out exactly as it went in."""
+    saved = np.random.get_state()
+    try:
+        np.random.seed(int(seed) & 0xFFFFFFFF)
+        yield
+    finally:
+        np.random.set_state(saved)

@@ -28,6 +28,13 @@ class SmallCNN(nn.Module):
     def forward(self, x):
         return self.pool(self.features(x)).flatten(1)
 
+    def stage_groups(self) -> list[nn.Module]:
+        """Each width's conv-BN-ReLU pairs, first to last: the layer groups that discriminative
+        learning rates spread over (models/layer_groups.py)."""
+        layers = list(self.features)
+        per_stage = len(layers) // len(self.config["widths"])
+        return [nn.Sequential(*layers[i:i + per_stage]) for i in range(0, len(layers), per_stage)]
+
 
 def build_model(task, *, backbone=None, pretrained: bool = False):
     """SmallCNN sized for the task's input, plus the task's head; (model, config)."""
