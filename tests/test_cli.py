@@ -175,7 +175,7 @@ def test_compile_auto_stays_eager_on_cpu(tmp_path, monkeypatch):
     monkeypatch.setenv("HOTSTART_CACHE_DIR", str(tmp_path / "cache"))
     learner = build_learner(build_parser().parse_args(["train", "--size", "8", "8", "--quiet", "--compile", "auto"]))
     assert learner.device.type == "cpu"
-    assert learner._task_model().compiled_with is None
+    assert learner.task_model().compiled_with is None
     with pytest.raises(SystemExit):
         build_parser().parse_args(["train", "--compile", "maybe"])
 

@@ -32,7 +32,7 @@ def test_diverged_fit_is_put_back_to_the_last_validated_epoch(make_learner, digi
     with pytest.raises(NonFiniteLossError, match=r"diverged.*put back to its state at the end of epoch 0") as info:
         learner.fit(3, schedule=schedule)
     assert "epoch 1, training batch" in str(info.value)
-    model = learner._task_model()
+    model = learner.task_model()
     assert _finite(model)
     # the model is the one that validated at the end of epoch 0: same loss and accuracy
     first = learner.history[0]
@@ -47,10 +47,10 @@ def test_diverged_fit_is_put_back_to_the_last_validated_epoch(make_learner, digi
 
 def test_diverged_in_the_first_epoch_is_put_back_to_the_start(make_learner):
     learner = make_learner()
-    start = snapshot(learner._task_model())
+    start = snapshot(learner.task_model())
     with pytest.raises(NonFiniteLossError, match="put back to its state at the start of this fit"):
         learner.fit(2, 1e4)
-    assert state_equal(snapshot(learner._task_model()), start)
+    assert state_equal(snapshot(learner.task_model()), start)
 
 
 # --- fp16 mixed precision with a real GradScaler ---------------------------------------------
@@ -88,13 +88,13 @@ def test_fp16_scaler_skips_infinite_gradients_and_training_goes_on(digits_small,
     learner.fit(3, 1e-2, callbacks=[scales])
     skipped = sum(b < a for a, b in zip([2.0 ** 24] + scales.scales, scales.scales))
     assert skipped >= 3 and scales.scales[-1] < 2.0 ** 24
-    assert len(learner.history) == 3 and _finite(learner._task_model())
+    assert len(learner.history) == 3 and _finite(learner.task_model())
     assert learner.history[-1]["accuracy"] > 0.6  # 10 classes: it learned
 
 
 def test_fp16_stops_when_the_scaler_gives_up(digits_small, small_task):
     learner, scaler = _fp16_learner(digits_small, small_task, init_scale=1.0)
-    start = snapshot(learner._task_model())
+    start = snapshot(learner.task_model())
     ce = learner.loss_func
     # a finite loss whose gradient is NaN (0 * the infinite slope of sqrt at 0): no scale helps
     learner.loss_func = lambda pred, y: ce(pred, y) + 0 * torch.sqrt(pred - pred).sum()
@@ -102,7 +102,7 @@ def test_fp16_stops_when_the_scaler_gives_up(digits_small, small_task):
         learner.fit(3, 1e-2)
     assert "training batch" in str(info.value)
     assert scaler.get_scale() < 2.0 ** -14
-    assert state_equal(snapshot(learner._task_model()), start)  # every step was skipped
+    assert state_equal(snapshot(learner.task_model()), start)  # every step was skipped
 
 
 def test_fp16_non_finite_loss_still_stops(digits_small, small_task):

@@ -39,10 +39,10 @@ def two_models():
 def _which(folder, models) -> int:
     """Index of the model the folder holds; fails unless task AND weights are one model's."""
     loaded = hotstart.load_learner(folder)
-    state = loaded._task_model().state_dict()
+    state = loaded.task_model().state_dict()
     for i, m in enumerate(models):
         if loaded.task == m.task:
-            assert state_equal(state, m._task_model().state_dict()), f"task of model {i} beside other weights"
+            assert state_equal(state, m.task_model().state_dict()), f"task of model {i} beside other weights"
             return i
     raise AssertionError(f"the loaded task is neither model's: {loaded.task!r}")
 
@@ -206,7 +206,7 @@ def test_save_refuses_a_folder_with_other_files(two_models, tmp_path):
 
 def test_save_refuses_non_finite_parameters_and_buffers(tmp_path):
     learner = _learner(list(range(10)), 0)
-    model = learner._task_model()
+    model = learner.task_model()
     learner.save(tmp_path / "good")
     for name, tensor in [("running_var", next(b for n, b in model.named_buffers() if n.endswith("running_var"))),
                          ("weight", model.head.weight)]:
@@ -332,7 +332,7 @@ def test_weights_of_another_model_are_a_clear_error(saved, tmp_path):
     from safetensors.torch import save_file
 
     folder = _copy(saved, tmp_path)
-    other = _learner(list(range(3)), 0)._task_model().state_dict()  # a 3-class head
+    other = _learner(list(range(3)), 0).task_model().state_dict()  # a 3-class head
     save_file({k: v.contiguous() for k, v in other.items()}, str(folder / "weights.safetensors"))
     with pytest.raises(SavedModelError, match=r"weights.safetensors holds the weights of another model.*head.weight"):
         hotstart.load_learner(folder)

@@ -9,6 +9,7 @@ import hotstart
 from hotstart.learner import (Callback, CancelBatch, CancelEpoch, CancelFit, EarlyStopping, GradientClip,
                               NonFiniteLossError, SaveBestModel)
 from hotstart.learner.callbacks.base import EVENTS
+from hotstart.learner.callbacks.nan_guard import NonFiniteGuard
 
 
 class EventLog(Callback):
@@ -102,10 +103,11 @@ def test_cancel_epoch_and_cancel_fit(make_learner):
 
 
 class BadBatch(Callback):
-    """Makes the inputs of training batch `at` NaN; remembers the state after each good step."""
+    """Makes the inputs of training batch `at` NaN; remembers the state after each good step and
+    at the end of each epoch."""
 
     def __init__(self, epoch, at):
-        self.epoch, self.at, self.good = epoch, at, None
+        self.epoch, self.at, self.good, self.epoch_end = epoch, at, None, None
 
     def before_batch(self):
         if self.learner.training and self.learner.epoch == self.epoch and self.learner.iter == self.at:
@@ -114,41 +116,80 @@ class BadBatch(Callback):
     def after_step(self):
         self.good = snapshot(self.learner.model)
 
+    def after_epoch(self):
+        self.epoch_end = snapshot(self.learner.model)
+
+
+def _check_every(learner, k):
+    learner.cb(NonFiniteGuard).check_every = k
+    return learner
+
 
 def test_nan_loss_stops_with_last_good_weights(make_learner):
-    learner = make_learner()
+    """Checking every batch (check_every=1): the model from before the bad batch, optimizer kept."""
+    learner = _check_every(make_learner(), 1)
     bad = BadBatch(epoch=1, at=2)
     log = EventLog()
     with pytest.raises(NonFiniteLossError, match=r"epoch 1, training batch 2") as info:
         learner.fit(3, callbacks=[bad, log])
-    assert "loss is nan" in str(info.value)
+    assert "loss is nan" in str(info.value) and "from before this batch" in str(info.value)
     # parameters and BatchNorm running stats are those from before the bad batch
     assert state_equal(learner.model.state_dict(), bad.good)
     assert log.log[-1] == "after_fit"
-    assert len(learner.history) == 1
+    assert len(learner.history) == 1 and learner.opt is not None
     # the learner is usable afterwards: it predicts finite numbers and trains again
     assert all(math.isfinite(v) for v in learner.validate().values())
     learner.fit(1)
     assert len(learner.history) == 2 and math.isfinite(learner.history[-1]["train_loss"])
 
 
-def test_nan_gradients_stop_before_the_step(make_learner):
-    class NanGrad(Callback):
-        order = -30  # before the guard looks
-
-        def after_backward(self):
-            if self.learner.iter == 3:
-                next(self.learner.model.parameters()).grad.fill_(float("inf"))
-
-        def after_step(self):
-            self.good = snapshot(self.learner.model)
-
+def test_nan_loss_found_at_the_next_check_goes_back_to_that_check(make_learner):
+    """By default the guard checks every few steps (no sync per batch): a NaN loss at epoch 1,
+    batch 2 is found at the epoch's last step; the error still names batch 2, and the model is
+    the one of the last check that passed (the end of epoch 0), with a new optimizer."""
     learner = make_learner()
+    assert learner.cb(NonFiniteGuard).check_every > 5  # 5 batches an epoch: one check per epoch
+    bad = BadBatch(epoch=1, at=2)
+    with pytest.raises(NonFiniteLossError, match=r"loss is nan at epoch 1, training batch 2") as info:
+        learner.fit(3, callbacks=[bad])
+    assert "put back to its state at the end of epoch 0" in str(info.value)
+    assert state_equal(learner.model.state_dict(), bad.epoch_end)
+    assert len(learner.history) == 1 and learner.opt is None
+    learner.fit(1)
+    assert len(learner.history) == 2 and math.isfinite(learner.history[-1]["train_loss"])
+
+
+class NanGrad(Callback):
+    order = -30  # before the guard looks
+
+    def after_backward(self):
+        if self.learner.iter == 3:
+            next(self.learner.model.parameters()).grad.fill_(float("inf"))
+
+    def after_step(self):
+        self.good = snapshot(self.learner.model)
+
+
+def test_nan_gradients_stop_before_the_step(make_learner):
+    learner = _check_every(make_learner(), 1)
     cb = NanGrad()
     with pytest.raises(NonFiniteLossError, match=r"gradients are not finite at epoch 0, training batch 3"):
         learner.fit(1, callbacks=[cb])
     assert state_equal(learner.model.state_dict(), cb.good)
     learner.fit(1)  # stale non-finite gradients do not leak into the next fit
+    assert math.isfinite(learner.history[-1]["train_loss"])
+
+
+def test_nan_gradients_between_checks_show_as_the_next_loss(make_learner):
+    """Gradients are checked only at check steps; an infinite one in between makes the weights,
+    and so the next batch's loss, NaN: the first check finds that, and no check passed before it
+    in this fit, so the model is the one from the start of the fit."""
+    learner = make_learner()
+    start = snapshot(learner.model)
+    with pytest.raises(NonFiniteLossError, match=r"loss is nan at epoch 0, training batch 4.*start of this fit"):
+        learner.fit(1, callbacks=[NanGrad()])
+    assert state_equal(learner.model.state_dict(), start)
+    learner.fit(1)
     assert math.isfinite(learner.history[-1]["train_loss"])
 
 
@@ -212,7 +253,7 @@ def test_save_best_model(make_learner, tmp_path, digits_small):
 
     loaded = hotstart.load_learner(tmp_path / "best")
     # load_best=True: the learner ends with the best epoch's weights
-    assert state_equal(loaded._task_model().state_dict(), learner._task_model().state_dict())
+    assert state_equal(loaded.task_model().state_dict(), learner.task_model().state_dict())
     data, _ = digits_small
     assert torch.equal(loaded.predict(data[0][0])[1], learner.predict(data[0][0])[1])
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from hotstart.errors import UsageError
 from hotstart.learner.checkpoint import checkpoints, load_last
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the kill tests fork a child process")
@@ -31,7 +32,7 @@ def mlp_learner(make_learner, small_task, digits_small):
 
 
 def _state(learner):
-    return {k: v.detach().clone() for k, v in learner._task_model().state_dict().items()}
+    return {k: v.detach().clone() for k, v in learner.task_model().state_dict().items()}
 
 
 def _no_time(history):
@@ -88,7 +89,7 @@ def test_killed_and_resumed_fit_equals_an_uninterrupted_one(mlp_learner, tmp_pat
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         last = load_last(folder)  # never unreadable
-        positions.append(None if last is None else last.meta["train_iter"])
+        positions.append(None if last is None else last.meta["fit"]["train_iter"])
     pid = _fork(lambda: run(folder, out))
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
@@ -108,13 +109,13 @@ def test_kill_during_checkpoint_writes_leaves_a_readable_last_checkpoint(mlp_lea
     def write_forever():
         cp = Checkpointer(learner, folder)
         while True:
-            learner.train_iter += 1
+            learner.fit_state.train_iter += 1
             cp.save(epoch_done=False)
 
     rng = random.Random(1)
     seen = 0
     for _ in range(15):
-        learner.train_iter = seen  # each writer goes on from the last position seen
+        learner.fit_state.train_iter = seen  # each writer goes on from the last position seen
         pid = _fork(write_forever)
         time.sleep(rng.uniform(0.02, 0.2))
         os.kill(pid, signal.SIGKILL)
@@ -123,8 +124,8 @@ def test_kill_during_checkpoint_writes_leaves_a_readable_last_checkpoint(mlp_lea
         if last is None:
             continue
         assert all(torch.equal(last.model[k], weights[k]) for k in weights)
-        assert last.meta["train_iter"] >= seen  # never an older checkpoint than one seen before
-        seen = last.meta["train_iter"]
+        assert last.meta["fit"]["train_iter"] >= seen  # never an older checkpoint than one seen before
+        seen = last.meta["fit"]["train_iter"]
         assert len(checkpoints(folder)) <= 3  # 2 kept, a third for the moment between rename and pruning
     assert seen > 10
 
@@ -140,11 +141,79 @@ def test_resume_checks_the_fit_and_an_empty_folder_starts_fresh(mlp_learner, tmp
     b.fit(2, 1e-3, resume=tmp_path)  # complete already: nothing more to train
     assert all(torch.equal(v, _state(a)[k]) for k, v in _state(b).items())
     assert _no_time(b.history) == _no_time(a.history)
+    (tmp_path / "empty").mkdir()
     c = mlp_learner()
-    c.fit(1, 1e-3, resume=tmp_path / "empty")
+    c.fit(1, 1e-3, resume=tmp_path / "empty")  # a folder that holds no checkpoint: from scratch
     assert len(c.history) == 1
+
+
+def test_resume_from_a_folder_that_does_not_exist_is_an_error(mlp_learner, tmp_path):
+    learner = mlp_learner()
+    with pytest.raises(UsageError, match=r"resume='.*no-such-run': no such folder"):
+        learner.fit(1, 1e-3, resume=tmp_path / "no-such-run")
+    assert learner.history == []  # nothing trained
+    learner.fit(1, 1e-3, checkpoint_dir=tmp_path / "new", resume=tmp_path / "new")  # its own folder: fresh start
+    assert len(learner.history) == 1 and len(checkpoints(tmp_path / "new")) == 1
+
+
+def test_a_damaged_newest_checkpoint_is_named_and_the_one_before_is_used(mlp_learner, tmp_path):
+    from hotstart.learner.checkpoint import CheckpointWarning
+
+    mlp_learner().fit(2, 1e-3, checkpoint_dir=tmp_path)
     (tmp_path / "ckpt-000-000000010-1" / "model.safetensors").write_bytes(b"damaged")
-    assert load_last(tmp_path).path.name == "ckpt-000-000000005-1"  # falls back to the one before
+    with pytest.warns(CheckpointWarning, match=r"ckpt-000-000000010-1.*cannot be read.*one before.*-000000005-1"):
+        assert load_last(tmp_path).path.name == "ckpt-000-000000005-1"
+
+
+def test_resume_with_another_task_or_model_names_what_differs(mlp_learner, make_learner, digits_small, tmp_path):
+    from hotstart import ImageClassificationSingle, Label
+
+    mlp_learner().fit(2, 1e-3, checkpoint_dir=tmp_path)
+    _, blocks = digits_small
+    classes = list(blocks[1].classes)[::-1]  # the same 10 classes in another order: the same shapes
+    other = ImageClassificationSingle((blocks[0], Label(classes)), size=(8, 8), augment={"flip": 0.0})
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Flatten(), nn.Linear(other.channels * 64, 32), nn.ReLU(), nn.Dropout(0.1),
+                              nn.Linear(32, 10))
+    learner = make_learner(task=other, model=model, batch_size=16, data=digits_small[0].subset(list(range(100))))
+    with pytest.raises(UsageError, match=r"another task \(task.blocks\[1\].classes: \[0, 1, .* \[9, 8, "):
+        learner.fit(2, 1e-3, resume=tmp_path)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        wider = nn.Sequential(nn.Flatten(), nn.Linear(64, 48), nn.ReLU(), nn.Dropout(0.1), nn.Linear(48, 10))
+    learner = make_learner(model=wider, batch_size=16, data=digits_small[0].subset(list(range(100))))
+    with pytest.raises(UsageError, match=r"another model \(other shapes: 1.weight \(32, 64\) in the checkpoint, "
+                                         r"\(48, 64\) here"):
+        learner.fit(2, 1e-3, resume=tmp_path)
+    learner.fit(2, 1e-3, checkpoint_dir=tmp_path / "wider")  # the refused resume left no lock behind
+
+
+def test_two_fits_cannot_write_one_checkpoint_folder(mlp_learner, tmp_path):
+    from hotstart.learner.checkpoint import Checkpointer
+
+    a, b = mlp_learner(), mlp_learner()
+    holder = Checkpointer(a, tmp_path)
+    with pytest.raises(UsageError, match=r"being written by process \d+ on .*two fits cannot write one"):
+        b.fit(1, 1e-3, checkpoint_dir=tmp_path)
+    holder.close()
+    read, write = os.pipe()
+
+    def hold():  # another process writes into the folder
+        Checkpointer(a, tmp_path)
+        os.write(write, b"x")
+        time.sleep(60)
+
+    pid = _fork(hold)
+    os.read(read, 1)
+    try:
+        with pytest.raises(UsageError, match=f"being written by process {pid} "):
+            b.fit(1, 1e-3, checkpoint_dir=tmp_path)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    b.fit(1, 1e-3, checkpoint_dir=tmp_path)  # a killed writer leaves no stale lock
+    assert len(b.history) == 1
 
 
 def test_fine_tune_resumes_in_its_second_phase(mlp_learner, tmp_path):

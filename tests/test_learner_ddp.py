@@ -50,6 +50,24 @@ def test_shards_are_disjoint_seeded_and_reshuffled():
     assert list(s) == first  # from the seed alone
 
 
+@pytest.mark.parametrize("n, world", [(100, 2), (101, 2), (99, 3), (8, 4), (6, 4)])
+def test_training_shards_have_the_length_they_say(n, world):
+    """Every rank's shard holds exactly `len(sampler)` = ceil(n / world) indices; when `world`
+    divides `n` nothing is padded (disjoint shards, each sample once), else the permutation wraps
+    around by the remainder only. A total of ``(n // world + 1) * world`` would give 51 indices
+    per rank for n = 100 while `len` says 50."""
+    shards = []
+    for r in range(world):
+        s = ShardSampler(n, r, world, shuffle=True)
+        s.set_epoch_seed(derive_seed(0, 3))
+        shards.append(list(s))
+        assert len(shards[-1]) == len(s) == -(-n // world)
+    every = [i for shard in shards for i in shard]
+    assert set(every) == set(range(n)) and len(every) == -(-n // world) * world
+    if n % world == 0:
+        assert sorted(every) == list(range(n))  # disjoint: no sample twice
+
+
 @pytest.mark.slow
 def test_two_processes_on_digits(tmp_path, digits):
     from hotstart import ImageClassificationSingle, load_learner, tasklearner

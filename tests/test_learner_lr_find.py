@@ -4,6 +4,7 @@ import os
 
 import matplotlib
 import pytest
+import torch
 from conftest import snapshot, state_equal
 
 from hotstart.learner import LRFindResult
@@ -40,6 +41,32 @@ def test_lr_find_does_not_change_the_next_fit(make_learner):
     probed.lr_find(num_it=10, plot=True)
     probed.fit(1, 3e-3)
     assert state_equal(plain.model.state_dict(), probed.model.state_dict())
+
+
+def test_lr_find_after_a_fit_keeps_the_optimizer_and_the_fit_count(make_learner):
+    learner = make_learner()
+    learner.fit(1, 3e-3)
+    opt, state = learner.opt, {k: v.clone() for k, v in learner.opt.state_dict()["state"][0].items()}
+    groups = [dict(g, params=None) for g in learner.opt.param_groups]
+    fit_state = learner.fit_state
+    learner.lr_find(num_it=8)
+    assert learner.opt is opt and [dict(g, params=None) for g in opt.param_groups] == groups
+    assert all(torch.equal(v, state[k]) for k, v in opt.state_dict()["state"][0].items())
+    assert learner.fit_state is fit_state and len(learner.history) == 1
+
+
+@pytest.mark.parametrize("losses, expected", [
+    ([5, 4, 3, 2, 1, 2, 3], 2),                   # one clean valley from 0 to 4: 2/3 of the way is index 2
+    ([3, 1, 2.9, 2.8, 2.7, 2.6, 0.5, 4], 4),      # a subsequence, not a run: 3, 2.9, ..., 0.5 (0..6)
+    ([1, 1, 5, 4, 3, 2, 6], 4),                   # the valley starts at 2 (5, 4, 3, 2): 2 + int(3 * 2/3)
+    ([2, 2, 2, 2], 0),                            # nothing strictly decreases: the first rate
+    ([9, 1], 0),                                  # under 3 points: the first rate
+])
+def test_valley_rule(losses, expected):
+    """fastai's valley with hotstart's 2/3 rule: the longest strictly decreasing subsequence of
+    the smoothed loss, and the rate 2/3 of the way from its start to its end."""
+    lrs = [10.0 ** (i - 8) for i in range(len(losses))]
+    assert valley(lrs, losses) == lrs[expected]
 
 
 def test_valley():

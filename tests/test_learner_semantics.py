@@ -38,14 +38,14 @@ def test_fine_tune_keeps_adams_moments_between_phases(make_learner):
     learner.fine_tune(1, freeze_epochs=1)
     assert rec.opts[0] is rec.opts[1]  # one optimizer for both phases
     frozen_end, unfrozen_start = rec.ends[0], rec.starts[1]
-    head = [id(p) for p in learner._task_model().head.parameters()]
+    head = [id(p) for p in learner.task_model().head.parameters()]
     assert head and all(i in frozen_end for i in head)
     for i in head:  # exp_avg / exp_avg_sq / step carried over, not started from zero
         assert torch.equal(unfrozen_start[i]["exp_avg"], frozen_end[i]["exp_avg"])
         assert torch.count_nonzero(unfrozen_start[i]["exp_avg"]) > 0
         assert torch.equal(unfrozen_start[i]["exp_avg_sq"], frozen_end[i]["exp_avg_sq"])
     # frozen convolutions had no gradient: no state in the frozen phase, state after unfreezing
-    convs = [id(m.weight) for m in learner._task_model().backbone.modules() if isinstance(m, nn.Conv2d)]
+    convs = [id(m.weight) for m in learner.task_model().backbone.modules() if isinstance(m, nn.Conv2d)]
     assert convs and not any(i in frozen_end for i in convs) and all(i in rec.ends[1] for i in convs)
 
 
@@ -53,7 +53,7 @@ def test_two_fits_continue_and_reset_opt_rebuilds(make_learner):
     learner = make_learner()  # 160 training digits, batch 32: 5 steps per epoch
     learner.fit_one_cycle(1, 1e-3)
     opt = learner.opt
-    head_w = learner._task_model().head.weight
+    head_w = learner.task_model().head.weight
     learner.fit_one_cycle(1, 1e-3)
     assert learner.opt is opt and float(opt.state[head_w]["step"]) == 10
     learner.fit(1, 1e-3, reset_opt=True)
@@ -114,7 +114,7 @@ def _flat_model(task, hidden=True):
 
 def test_fine_tune_with_a_plain_model_trains_the_last_layer_first(make_learner, small_task):
     learner = make_learner(model=_flat_model(small_task))
-    model = learner._task_model()
+    model = learner.task_model()
 
     class Snap(Callback):
         states = []

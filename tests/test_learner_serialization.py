@@ -39,12 +39,12 @@ def test_save_and_load_predict_identically(trained, digits_small, tmp_path, monk
     from safetensors import safe_open
 
     with safe_open(str(folder / "weights.safetensors"), framework="pt") as f:
-        assert set(f.keys()) == set(trained._task_model().state_dict())
+        assert set(f.keys()) == set(trained.task_model().state_dict())
 
     _forbid_pickle(monkeypatch)
     loaded = hotstart.load_learner(folder)
     assert loaded.task == trained.task
-    assert state_equal(loaded._task_model().state_dict(), trained._task_model().state_dict())
+    assert state_equal(loaded.task_model().state_dict(), trained.task_model().state_dict())
     assert "train=None" in repr(loaded)
 
     data, _ = digits_small
@@ -60,7 +60,7 @@ def test_loaded_learner_keeps_training(trained, digits_small, tmp_path):
     data, _ = digits_small
     trained.save(tmp_path / "m")
     learner = hotstart.load_learner(tmp_path / "m", data, seed=0, progress=False, batch_size=32)
-    assert state_equal(learner._task_model().state_dict(), trained._task_model().state_dict())
+    assert state_equal(learner.task_model().state_dict(), trained.task_model().state_dict())
     learner.fit(1)
     assert len(learner.history) == 1
 
@@ -71,7 +71,7 @@ def test_timm_backbone_round_trip(digits_small, tmp_path):
     learner = hotstart.tasklearner(task, None, backbone="resnet10t", seed=0, progress=False)
     learner.save(tmp_path / "m")
     loaded = hotstart.load_learner(tmp_path / "m")
-    assert type(loaded._task_model().backbone).__name__ == type(learner._task_model().backbone).__name__
+    assert type(loaded.task_model().backbone).__name__ == type(learner.task_model().backbone).__name__
     for i in range(3):
         a, b = learner.predict(data[0][i]), loaded.predict(data[0][i])
         assert a[0] == b[0] and torch.equal(a[1], b[1])

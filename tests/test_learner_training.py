@@ -152,7 +152,7 @@ class FitSnapshots(Callback):
             self._lrs.append([g["lr"] for g in self.learner.opt.param_groups])
 
     def after_fit(self):
-        self.states.append(snapshot(self.learner._task_model()))
+        self.states.append(snapshot(self.learner.task_model()))
         self.max_lrs.append([max(col) for col in zip(*self._lrs)])
 
 
@@ -160,7 +160,7 @@ def test_fine_tune_freezes_then_unfreezes(make_learner):
     learner = make_learner()
     snaps = FitSnapshots()
     learner.add_cb(snaps)
-    before = snapshot(learner._task_model())
+    before = snapshot(learner.task_model())
     learner.fine_tune(1, base_lr=2e-3, freeze_epochs=1)
     assert len(learner.history) == 2
 

@@ -366,9 +366,9 @@ def test_cli_trains_a_table_and_the_warmup_has_a_table_workload(tmp_path, capsys
     assert "--backbone apply to image tasks only" in capsys.readouterr().err
     assert main(["train", str(csv), "--task", "tabular", "--target", "sex", "--epochs", "2", "--accumulate", "2",
                  "--checkpoint-dir", str(tmp_path / "ckpt"), "--out", str(tmp_path / "run3"), "--no-progress"]) == 0
-    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["ckpt-000-000000004-1", "ckpt-000-000000008-1"]
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir() if p.name != ".lock") == ["ckpt-000-000000004-1", "ckpt-000-000000008-1"]
     state = json.loads((tmp_path / "ckpt" / "ckpt-000-000000008-1" / "state.json").read_text())
-    assert (state["accumulate"], state["opt_step"]) == (2, 4)  # 4 batches an epoch, one step every 2
+    assert (state["fit"]["accumulate"], state["fit"]["opt_step"]) == (2, 4)  # 4 batches an epoch, one step every 2
 
     report = warmup.run(only=["tabular-mlp-cpu"], cache_dir=tmp_path / "cache", progress=False)
     assert [r.status for r in report.results] == ["ok"], report.table()

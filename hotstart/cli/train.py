@@ -241,14 +241,14 @@ def _last_epoch_weights():
             self.state, self.n_epochs, self.n_losses = None, 0, 0
 
         def after_epoch(self):
-            model = self.learner._task_model()
+            model = self.learner.task_model()
             self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
             self.n_epochs, self.n_losses = len(self.learner.history), len(self.learner.recorder.losses)
 
         def restore(self, learner) -> None:
             """Weights, history rows and loss curve as they were at the end of the last whole epoch."""
             rec = learner.recorder
-            learner._task_model().load_state_dict(self.state)
+            learner.task_model().load_state_dict(self.state)
             del rec.history[self.n_epochs:], rec.losses[self.n_losses:], rec.lrs[self.n_losses:]
 
     return LastEpochWeights()

@@ -85,7 +85,7 @@ class ExportReport:
 def eval_copy(learner):
     """The learner's model (backbone + head), on the CPU, in eval mode, as a copy: exporting never
     changes the learner (its device, its train/eval mode, a compiled wrapper)."""
-    model = copy.deepcopy(learner._task_model()).cpu().eval()
+    model = copy.deepcopy(learner.task_model()).cpu().eval()
     if getattr(model, "compiled_with", None) is not None:
         model.compiled_with = None  # the export traces plain eager code
     return model

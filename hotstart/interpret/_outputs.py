@@ -23,27 +23,13 @@ def collect(learner, loader=None, keep=lambda probs: probs, on_batch=None):
     segmentation run never holds every class map of the validation set); `on_batch(probs, y)`
     sees the full activations (e.g. to stream a metric).
     """
-    from ..learner.data import set_epoch
-    from ..learner.rng import seeded_torch_rng
+    def keep_batch(out, xb, yb):
+        probs = learner.activation(out)
+        if on_batch is not None:
+            on_batch(probs, yb)
+        return keep(probs), yb, per_sample_loss(learner.loss_func, out, yb).float()
 
-    learner._setup()
-    loader = learner._valid_dl if loader is None else loader
-    act = getattr(learner.task, "activation", lambda o: o)
-    kept, targets, losses = [], [], []
-    learner.model.eval()
-    with torch.no_grad(), seeded_torch_rng(learner.seed), learner.model_context():
-        set_epoch(learner.valid_loader, 0, learner.seed)
-        for batch in loader:
-            xb, yb = learner.backend.to_device(batch)
-            with learner.backend.autocast():
-                out = learner.model(xb).float()
-            probs = act(out)
-            if on_batch is not None:
-                on_batch(probs, yb)
-            kept.append(keep(probs).cpu())
-            targets.append(yb.cpu())
-            losses.append(per_sample_loss(learner.loss_func, out, yb).float().cpu())
-    return torch.cat(kept), torch.cat(targets), torch.cat(losses)
+    return learner.run_eval(loader, keep=keep_batch)
 
 
 def dataset_of(learner, loader=None):

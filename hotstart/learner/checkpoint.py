@@ -1,8 +1,14 @@
 """Checkpoints of a running fit, and resuming from the last complete one, bit for bit.
 
 ``fit(..., checkpoint_dir=DIR)`` writes a checkpoint at the end of every epoch, and after every
-`checkpoint_every` optimizer steps when that is given. ``fit(..., resume=DIR)`` continues from the
-last complete checkpoint in DIR (and starts from scratch when DIR holds none). On CPU in one
+`checkpoint_every` optimizer steps when that is given; while it writes, it holds a lock on
+``DIR/.lock``, so a second fit writing into the same folder is refused (a `UsageError`).
+``fit(..., resume=DIR)`` continues from the last complete checkpoint in DIR, and starts from
+scratch when DIR holds none. A DIR that does not exist is an error, unless it is also the
+fit's `checkpoint_dir` (then "resume if a run left something there"). The checkpoint holds the
+task and the model's keys and shapes: a resume with another task (other classes, size, ...) or
+another model is refused with an error that names what differs. A newest checkpoint that
+cannot be read is named in a warning and the one before it is used. On CPU in one
 process, a fit killed at any moment and resumed ends with the same weights and history (except
 the wall-clock ``time`` column) as one never interrupted (tests/test_learner_checkpoint.py).
 
@@ -11,10 +17,11 @@ A checkpoint is a folder ``DIR/ckpt-<fit>-<batches trained>-<epoch done>`` of th
 - ``model.safetensors``: the model's state dict;
 - ``optimizer.safetensors``: every tensor of the optimizer's state (``state.<param>.<name>``) and
   the learner's private torch RNG states (``rng.cpu``, ``rng.cuda``);
-- ``state.json``: everything else: the optimizer's scalars and parameter groups, the position
-  (fit, epoch, batches done in the epoch, optimizer steps), the sampler's state (its seed and
-  epoch: the loaders reshuffle from ``(fit seed, epoch)``, so that and the batches done place it
-  exactly), the Recorder's history, per-batch losses and running sums.
+- ``state.json``: everything else: the optimizer's scalars and parameter groups, the fit's
+  `FitState` (``"fit"``: epochs, batches per epoch, accumulation, optimizer steps, batches done,
+  the fit's seed and index; learner/fit_state.py) and the epoch to go on with (the loaders
+  reshuffle from ``(fit seed, epoch)``, so that and the batches done place the sampler exactly),
+  the Recorder's history, per-batch losses and running sums.
 
 No pickle anywhere. Each file is written with ``hotstart.atomic`` into a temporary folder in DIR,
 and the folder is renamed to its final name when all three are on disk: a rename is atomic, so
@@ -27,19 +34,23 @@ SaveBestModel's best value) and anything a user's `train_step` keeps on the lear
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import shutil
+import socket
 import tempfile
+import warnings
 from pathlib import Path
 
 import torch
 
 from ..atomic import atomic_write_bytes, default_folder_mode, fsync_dir
 from ..errors import SavedModelError, UsageError
+from .fit_state import FitState
 
-FORMAT = "hotstart.checkpoint/1"
+FORMAT = "hotstart.checkpoint/2"  # /2: the position is a FitState.to_dict() under "fit"
 _NAME = re.compile(r"^ckpt-(\d+)-(\d+)-([01])$")
 
 
@@ -102,31 +113,71 @@ def _unflatten_optimizer(tensors: dict, meta: dict) -> dict:
 
 # --- writing ------------------------------------------------------------------------------------
 
+LOCK_NAME = ".lock"
+
+
+def _lock_folder(folder: Path) -> int | None:
+    """Hold an exclusive lock on ``folder/.lock`` while a fit writes there; another writer of the
+    same folder (another process, or another fit in this one) gets a `UsageError` instead of
+    interleaving its checkpoints with ours. The operating system's lock (``flock``) goes away
+    with the process, so a killed run leaves no stale lock behind. Where ``fcntl`` is missing
+    (Windows) the folder is not locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+        os.close(fd)
+        raise UsageError(f"checkpoint_dir {folder} is being written by {holder}: two fits cannot write "
+                         f"one checkpoint folder; give this one another checkpoint_dir") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"process {os.getpid()} on {socket.gethostname()}".encode(), 0)
+    return fd
+
+
 class Checkpointer:
     """Writes the checkpoints of one fit (created by `Learner.fit` when `checkpoint_dir` is given)."""
 
     def __init__(self, learner, folder, every: int | None = None, keep: int = 2):
         self.learner, self.folder, self.every, self.keep = learner, Path(folder), every, int(keep)
         self._last_step = None
+        self._lock = None
         if learner.backend.is_global_zero:
             self.folder.mkdir(parents=True, exist_ok=True)
+            self._lock = _lock_folder(self.folder)  # before anything is cleaned up or written
             for p in self.folder.iterdir():  # what a killed writer left behind
                 if p.name.startswith((".tmp-", ".trash-")) and p.is_dir():
                     shutil.rmtree(p, ignore_errors=True)
+
+    def close(self) -> None:
+        """Let another fit write into the folder (`fit` calls it when it ends, however it ends)."""
+        if self._lock is not None:
+            os.close(self._lock)  # closing the file releases its lock
+            self._lock = None
 
     def maybe_save(self):
         """After a training batch: every `every` optimizer steps, unless the epoch ends now (the
         epoch's own checkpoint follows its validation)."""
         ln = self.learner
-        if not self.every or ln.opt_step == self._last_step or ln.opt_step % self.every:
+        fs = ln.fit_state
+        if not self.every or fs.opt_step == self._last_step or fs.opt_step % self.every:
             return
-        if ln.iter + 1 >= ln.n_iter:
+        if ln.iter + 1 >= fs.n_iter:
             return
+        from .callbacks.nan_guard import NonFiniteGuard
+
+        guard = ln.cb(NonFiniteGuard)
+        if guard is not None:  # its checks are every few steps: no checkpoint of a model that went NaN since
+            guard.check()
         self.save(epoch_done=False)
 
     def save(self, epoch_done: bool) -> Path | None:
         ln = self.learner
-        self._last_step = ln.opt_step
+        self._last_step = ln.fit_state.opt_step
         path = None
         if ln.backend.is_global_zero:
             path = self._write(epoch_done)
@@ -148,18 +199,18 @@ class Checkpointer:
         index = cuda_index(ln.device)
         if index is not None:
             opt_tensors["rng.cuda"] = torch.cuda.get_rng_state(index)
+        fs = ln.fit_state
+        batches_done = 0 if epoch_done else ln.iter + 1
         state = {
             "format": FORMAT,
-            "fit_index": ln.fit_index, "n_epoch": ln.n_epoch, "accumulate": ln.accumulate,
-            "total_steps": ln.total_steps, "seed": ln.seed,
+            "fit": dataclasses.replace(fs, skip_batches=batches_done).to_dict(),  # learner/fit_state.py
+            "seed": ln.seed,
+            "task": None if ln.task is None else ln.task.to_dict(),  # a resume with another task is refused
             "next_epoch": ln.epoch + 1 if epoch_done else ln.epoch,
-            "batches_done": 0 if epoch_done else ln.iter + 1,
-            "train_iter": ln.train_iter, "opt_step": ln.opt_step,
-            "sampler": {"seed": ln.fit_seed, "epoch": ln.epoch},
             "optimizer": opt_meta,
             "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs, **rec.running_sums()},
         }
-        name = f"ckpt-{ln.fit_index:03d}-{ln.train_iter:09d}-{int(epoch_done)}"
+        name = f"ckpt-{fs.fit_index:03d}-{fs.train_iter:09d}-{int(epoch_done)}"
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=self.folder))
         atomic_write_bytes(tmp / "model.safetensors", st_save(model, metadata={"format": FORMAT}))
         atomic_write_bytes(tmp / "optimizer.safetensors", st_save(opt_tensors, metadata={"format": FORMAT}))
@@ -183,18 +234,23 @@ class CheckpointState:
 
     def __init__(self, path: Path, model: dict, opt_tensors: dict, meta: dict):
         self.path, self.model, self.opt_tensors, self.meta = path, model, opt_tensors, meta
-        self.fit_index = int(meta["fit_index"])
+        self.fit = meta["fit"]  # FitState.to_dict() of the fit when it was written
+        self.fit_index = int(self.fit["fit_index"])
+        self.next_epoch = int(meta["next_epoch"])  # the epoch the resumed fit starts with
 
-    def restore(self, learner) -> int:
-        """Model, optimizer, RNG, Recorder and position; returns the epoch to start from."""
-        m = self.meta
-        if int(m["n_epoch"]) != learner.n_epoch or int(m["accumulate"]) != learner.accumulate:
-            raise UsageError(f"cannot resume from {self.path}: it is a fit of {m['n_epoch']} epochs with "
-                             f"accumulate={m['accumulate']}, this fit has {learner.n_epoch} epochs with "
-                             f"accumulate={learner.accumulate}")
-        if int(m["total_steps"]) != learner.total_steps:
-            raise UsageError(f"cannot resume from {self.path}: it has {m['total_steps']} optimizer steps in all, "
-                             f"this fit {learner.total_steps} (a different batch size or dataset?)")
+    def restore(self, learner, fit_state: FitState) -> FitState:
+        """Model, optimizer, RNG and Recorder into `learner`; returns the fit's state at the
+        checkpoint (`fit_state`, the state of the fit that resumes, must describe the same fit)."""
+        m, saved = self.meta, self.fit
+        if int(saved["n_epoch"]) != fit_state.n_epoch or int(saved["accumulate"]) != fit_state.accumulate:
+            raise UsageError(f"cannot resume from {self.path}: it is a fit of {saved['n_epoch']} epochs with "
+                             f"accumulate={saved['accumulate']}, this fit has {fit_state.n_epoch} epochs with "
+                             f"accumulate={fit_state.accumulate}")
+        if int(saved["total_steps"]) != fit_state.total_steps:
+            raise UsageError(f"cannot resume from {self.path}: it has {saved['total_steps']} optimizer steps in all, "
+                             f"this fit {fit_state.total_steps} (a different batch size or dataset?)")
+        self._check_task(learner)
+        self._check_model(learner.task_model())
         learner.task_model().load_state_dict(self.model, strict=True)
         learner.opt.load_state_dict(_unflatten_optimizer(self.opt_tensors, m["optimizer"]))
         torch.set_rng_state(self.opt_tensors["rng.cpu"])
@@ -207,17 +263,36 @@ class CheckpointState:
         rec.history[:] = m["recorder"]["history"]
         rec.losses[:] = m["recorder"]["losses"]
         rec.lrs[:] = m["recorder"]["lrs"]
-        learner.train_iter, learner.opt_step = int(m["train_iter"]), int(m["opt_step"])
-        learner.fit_seed = int(m["sampler"]["seed"])
-        return int(m["next_epoch"])
+        return FitState.from_dict(saved, fit_state.schedule)
+
+    def _check_task(self, learner) -> None:
+        """The checkpoint's task (classes, size, statistics, ...) must be this learner's."""
+        saved = self.meta.get("task")
+        here = None if learner.task is None else learner.task.to_dict()
+        if saved is not None and here is not None and saved != here:
+            where, a, b = _first_difference(saved, here)
+            raise UsageError(f"cannot resume from {self.path}: it was written for another task ({where}: "
+                             f"{_short(a)} in the checkpoint, {_short(b)} in this fit); resume with the task "
+                             f"it was trained with, or give this fit another checkpoint folder")
+
+    def _check_model(self, model) -> None:
+        """The checkpoint's weights must fit `model`: the same keys and shapes, named if not."""
+        want = model.state_dict()
+        missing = sorted(set(want) - set(self.model))
+        unexpected = sorted(set(self.model) - set(want))
+        shapes = [f"{k} {tuple(self.model[k].shape)} in the checkpoint, {tuple(want[k].shape)} here"
+                  for k in want if k in self.model and tuple(self.model[k].shape) != tuple(want[k].shape)]
+        if missing or unexpected or shapes:
+            parts = ([f"missing in the checkpoint: {_keys(missing)}"] if missing else []) + \
+                    ([f"not in this model: {_keys(unexpected)}"] if unexpected else []) + \
+                    ([f"other shapes: {_keys(shapes)}"] if shapes else [])
+            raise UsageError(f"cannot resume from {self.path}: it holds the weights of another model ("
+                             + "; ".join(parts) + "); resume with the model it was trained with")
 
     def restore_epoch(self, learner) -> None:
         """At the start of the resumed epoch (after `before_epoch` reset the running sums)."""
-        m = self.meta
-        done = int(m["batches_done"])
-        if done:
-            learner.recorder.set_running_sums(m["recorder"])
-        learner._skip_batches = done
+        if learner.fit_state.skip_batches:
+            learner.recorder.set_running_sums(self.meta["recorder"])
 
 
 def read_checkpoint(path) -> CheckpointState:
@@ -239,14 +314,60 @@ def read_checkpoint(path) -> CheckpointState:
     return CheckpointState(path, model, opt_tensors, meta)
 
 
-def load_last(folder) -> CheckpointState | None:
-    """The last complete, readable checkpoint in `folder`, or None when there is none."""
+class CheckpointWarning(UserWarning):
+    """A checkpoint could not be read and an older one is used instead (the message names it)."""
+
+
+def load_last(folder, *, missing_ok: bool = False) -> CheckpointState | None:
+    """The last complete, readable checkpoint in `folder`, or None when it holds none.
+
+    A folder that does not exist is a `UsageError` (a misspelled ``resume=`` path must not train
+    from scratch without a word, as fastai and Lightning users expect), unless `missing_ok`:
+    ``fit(checkpoint_dir=D, resume=D)`` means "go on from D if a run left something there", so
+    the first run of such a command starts from scratch. A newest checkpoint that cannot be read
+    (damaged on disk after it was written) is named in a `CheckpointWarning`, and the one before
+    it is used."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        if missing_ok:
+            return None
+        raise UsageError(f"resume={str(folder)!r}: no such folder; give the checkpoint_dir of the run to resume "
+                         f"(pass the same folder as checkpoint_dir to start from scratch when it holds nothing)")
     errors = []
     for path in reversed(checkpoints(folder)):
         try:
-            return read_checkpoint(path)
-        except ValueError as e:  # e.g. damaged on disk after it was written: fall back to the one before
+            state = read_checkpoint(path)
+        except ValueError as e:  # damaged on disk after it was written: fall back to the one before
             errors.append(str(e))
+            continue
+        if errors:
+            warnings.warn(f"{'; '.join(errors)}; resuming from the one before, {path}", CheckpointWarning,
+                          stacklevel=2)
+        return state
     if errors:
         raise SavedModelError("no readable checkpoint in " + str(folder) + ": " + "; ".join(errors))
     return None
+
+
+def _first_difference(a, b, where: str = "task"):
+    """(path, value in a, value in b) of the first place where two JSON values differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in [*a, *(k for k in b if k not in a)]:
+            if a.get(k) != b.get(k):
+                return _first_difference(a.get(k), b.get(k), f"{where}.{k}")
+    nested = lambda v: isinstance(v, (dict, list))  # noqa: E731
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and any(map(nested, a + b)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return _first_difference(x, y, f"{where}[{i}]")
+    return where, a, b
+
+
+def _short(value, limit: int = 120) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _keys(names, limit: int = 5) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")

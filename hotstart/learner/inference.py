@@ -1,13 +1,9 @@
 """Prediction with a learner: one raw input, or the whole validation set."""
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import torch
-
-from .data import set_epoch
-from .rng import seeded_torch_rng
 
 
 def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
@@ -17,30 +13,9 @@ def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
     """
     if learner.task is None:
         raise ValueError("predict needs the learner's task (build it with tasklearner)")
-    x = learner.task.encode_input(load_raw_input(learner.task, raw_input))
-    learner._setup()
-    learner.model.eval()
-    with torch.no_grad(), learner.backend.autocast(), learner.model_context():
-        out = learner.model(x.unsqueeze(0).to(learner.device))
-    decode = getattr(learner.task, "decode_prediction", None)  # back to the given image's size, where it matters
-    if decode is not None:
-        return decode(out[0].float().cpu(), raw_input)
-    return learner.task.decode_output(out[0].float().cpu())
-
-
-def load_raw_input(task, raw_input):
-    """A path becomes the image it names when the task's input is an `Image` (else it is left alone).
-
-    Reading goes through `datasets.load_image`, the loader that the folder and table recipes use:
-    the same decoding (EXIF rotation, mode conversion) as in training, errors that name the file.
-    """
-    from ..blocks import Image
-
-    if isinstance(raw_input, (str, os.PathLike)) and isinstance(task.blocks[0], Image):
-        from ..datasets.images import load_image
-
-        return load_image(raw_input)
-    return raw_input
+    loader = test_loader(learner, [learner.task.load_input(raw_input)], batch_size=1)
+    out = learner.run_eval(loader, keep=lambda out, xb, yb: (out,))[0][0]
+    return learner.task.decode_prediction(out, raw_input)  # back to the given image's size, where it matters
 
 
 def get_preds(learner, loader=None):
@@ -53,19 +28,7 @@ def get_preds(learner, loader=None):
     if loader is None and learner.valid_loader is None:
         raise ValueError("get_preds: this learner has no validation data (it was loaded for prediction only); "
                          "pass get_preds(loader) with a DataLoader of encoded batches, or use predict()")
-    learner._setup()
-    raw, dl = (learner.valid_loader, learner._valid_dl) if loader is None else (loader, loader)
-    learner.model.eval()
-    preds, targets = [], []
-    act = getattr(learner.task, "activation", lambda o: o)
-    with torch.no_grad(), seeded_torch_rng(learner.seed, learner.device), learner.model_context():
-        set_epoch(raw, 0, learner.seed)  # the loader that is read, not the validation loader
-        for batch in dl:
-            xb, yb = learner.backend.to_device(batch)
-            with learner.backend.autocast():
-                preds.append(act(learner.model(xb).float()).cpu())
-            targets.append(yb.cpu())
-    return torch.cat(preds), torch.cat(targets)
+    return learner.run_eval(loader, keep=lambda out, xb, yb: (learner.activation(out), yb))
 
 
 class InputDataset(torch.utils.data.Dataset):
@@ -96,12 +59,4 @@ def test_loader(learner, items, batch_size: int | None = None):
 def predict_items(learner, items, batch_size: int | None = None) -> torch.Tensor:
     """Probabilities (the task's activation of the outputs) for raw inputs, in order."""
     loader = test_loader(learner, items, batch_size)
-    learner._setup()
-    learner.model.eval()
-    act = getattr(learner.task, "activation", lambda o: o)
-    preds = []
-    with torch.no_grad(), seeded_torch_rng(learner.seed), learner.model_context():
-        for xb in loader:
-            with learner.backend.autocast():
-                preds.append(act(learner.model(xb.to(learner.device)).float()).cpu())
-    return torch.cat(preds)
+    return learner.run_eval(loader, keep=lambda out, xb, yb: (learner.activation(out),))[0]

@@ -13,7 +13,18 @@ The override ladder (use the lowest rung that does what you need):
                return super().compute_loss(pred, yb) + 1e-4 * pred.pow(2).mean()
 
 4. Your own loop: ``learner.model``, ``learner.train_loader``, ``learner.loss_func`` are plain
-   PyTorch objects.
+   PyTorch objects (``learner.setup()`` first puts them on the learner's device).
+
+For evaluation the same ladder has one path: `validate`, `get_preds`, `predict`, `tta`, the
+interpretations and `show_results` all call ``run_eval(loader, keep=...)``, whose `keep(out, xb,
+yb)` says what to keep of each batch (Keras's ``predict_step``); ``run_eval(events=True)`` is
+also a fit's validation phase.
+
+The story of `fit`, top to bottom: it creates the fit's `FitState` (fit_state.py: schedule,
+accumulation, steps, seed; what a checkpoint saves), restores a checkpoint if asked, then for
+each epoch runs `_train_epoch` (every batch through `train_step`) and the validation phase
+(`_eval_loop` with events), then `after_epoch` and the epoch's checkpoint. The default callbacks
+read the loss without a device-to-host sync per batch (callbacks/recorder.py, nan_guard.py).
 
 The learner never knows what an image is: it sees batches, a model, a loss, metrics and callbacks.
 Its `task` (optional) is used only for the metrics' output activation, `predict`, `show_results`,
@@ -23,6 +34,7 @@ Its `task` (optional) is used only for the metrics' output activation, `predict`
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from typing import Any, Sequence
 
@@ -31,6 +43,7 @@ import torch
 from ..errors import UsageError
 from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
+from .fit_state import FitState, constant_schedule
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
 from .optim import as_tuple, group_lrs
 from .schedule import one_cycle_at
@@ -58,18 +71,19 @@ class Learner:
         self.sync_bn = sync_bn  # across processes: BatchNorm statistics over the global batch
         self.recorder = Recorder()
         self.cbs: list[Callback] = []
-        defaults = [self.recorder, Metrics(metrics, activation=getattr(task, "activation", None)), NonFiniteGuard()]
+        defaults = [self.recorder, Metrics(metrics, activation=None if task is None else task.activation), NonFiniteGuard()]
         if progress:
             defaults.append(Progress())
         for cb in [*defaults, *callbacks]:
             self.add_cb(cb)
         self.opt = None
-        self._checkpointer, self._skip_batches = None, 0  # set by fit (checkpoint_dir=, resume=)
-        self._fits = 0  # how many fits so far: each gets its own seed, derived from self.seed
+        self.fit_state: FitState | None = None  # where the current (or last) fit stands; see fit_state.py
+        self._checkpointer = None  # set by fit (checkpoint_dir=)
         self.training = False
         self.epoch = 0
         self.n_epoch = 0
         self._setup_done = False
+        self.dl = None  # the loader being read now (the set-up training or evaluation loader)
 
     # --- callbacks --------------------------------------------------------------------------
     def add_cb(self, cb: Callback) -> "Learner":
@@ -111,9 +125,23 @@ class Learner:
     def device(self):
         return self.backend.device
 
+    # fastai's names for where a fit stands: read-only views of `fit_state` (0 before any fit)
+    n_iter = property(lambda self: self._fit_field("n_iter"), doc="Training batches per epoch.")
+    train_iter = property(lambda self: self._fit_field("train_iter"), doc="Training batches done in this fit.")
+    opt_step = property(lambda self: self._fit_field("opt_step"), doc="Optimizer steps done in this fit.")
+    fit_index = property(lambda self: self._fit_field("fit_index"), doc="Which fit of this learner (0, 1, ...).")
+    fit_seed = property(lambda self: self._fit_field("fit_seed"), doc="The seed of this fit's shuffles.")
+
+    def _fit_field(self, name: str) -> int:
+        return 0 if self.fit_state is None else getattr(self.fit_state, name)
+
     # --- setup ------------------------------------------------------------------------------
-    def _setup(self):
-        """Move model and loaders to the backend once."""
+    def setup(self) -> "Learner":
+        """Put the model and the loaders on the backend (device, precision, processes), once.
+
+        `fit` and `run_eval` call it; call it yourself before using ``learner.model`` directly on
+        the learner's device. The loaders set up here (each process's shard across processes) are
+        what the loop reads; ``learner.train_loader`` / ``valid_loader`` stay the plain ones."""
         if not self._setup_done:
             if self.sync_bn and self.backend.world_size > 1:
                 if self.device.type != "cuda":  # torch's DDP refuses SyncBatchNorm on CPU
@@ -125,6 +153,7 @@ class Learner:
             setup = lambda dl: None if dl is None else self.backend.setup_dataloader(dl)  # noqa: E731
             self._train_dl, self._valid_dl = setup(self.train_loader), setup(self.valid_loader)
             self._setup_done = True
+        return self
 
     def make_optimizer(self, lr: float, wd: float | None):
         """One parameter group per layer group (backbone then head), so `lr` may be a (low, high) pair.
@@ -172,9 +201,10 @@ class Learner:
         the loss scaled so that k batches of b act as one batch of k*b; the schedule counts
         optimizer steps. `checkpoint_dir` writes a checkpoint at each epoch's end (and every
         `checkpoint_every` optimizer steps); `resume` continues from the last complete checkpoint
-        in that folder (see learner/checkpoint.py). A resume in the middle of an epoch reads that
-        epoch's first batches again without training on them (the order and augmentations come
-        from the seed, so they are the same batches)."""
+        in that folder (see learner/checkpoint.py): a folder that does not exist is an error
+        unless it is also `checkpoint_dir`, and a checkpoint of another task or model is refused.
+        A resume in the middle of an epoch reads that epoch's first batches again without training
+        on them (the order and augmentations come from the seed, so they are the same batches)."""
         if int(n_epoch) < 1:
             raise UsageError(f"n_epoch must be at least 1, got {n_epoch!r}")
         if int(accumulate) < 1:
@@ -183,45 +213,49 @@ class Learner:
             raise UsageError(f"checkpoint_every must be at least 1, got {checkpoint_every!r}")
         if self.train_loader is None:
             raise UsageError("this learner has no data to fit on: pass data to tasklearner / load_learner")
-        self._setup()
-        state = None
+        self.setup()
+        index = 0 if self.fit_state is None else self.fit_state.fit_index + 1  # each fit gets its own seed
+        self.fit_state = fs = FitState(n_epoch=int(n_epoch), n_iter=len(self._train_dl), accumulate=int(accumulate),
+                                       fit_seed=derive_seed(self.seed, index), fit_index=index,
+                                       schedule=schedule or constant_schedule(lr))
+        ckpt = None
         if resume is not None:
             from .checkpoint import load_last
 
-            state = load_last(resume)
-            if state is not None and state.fit_index > self._fits:  # this fit finished before the kill
-                self._fits += 1
+            # resume=checkpoint_dir: "go on if a run left something there"; else the folder must exist
+            same = checkpoint_dir is not None and os.path.abspath(resume) == os.path.abspath(checkpoint_dir)
+            ckpt = load_last(resume, missing_ok=same)
+            if ckpt is not None and ckpt.fit_index > index:  # this fit finished before the kill
                 return self
-        seed = derive_seed(self.seed, self._fits)
-        fit_index = self._fits
-        self._fits += 1
-        with seeded_torch_rng(seed, self.device), self.model_context(), self.added_cbs(callbacks):
+        with seeded_torch_rng(fs.fit_seed, self.device), self.model_context(), self.added_cbs(callbacks):
             self._prepare_optimizer(lr, wd, reset_opt or self.opt is None)
             self.model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
-            self.schedule = schedule or (lambda step, total: (lr, None))
-            self.accumulate = int(accumulate)
-            self.n_epoch, self.n_iter = int(n_epoch), len(self._train_dl)
-            self.steps_per_epoch = -(-self.n_iter // self.accumulate)
-            self.total_steps = self.n_epoch * self.steps_per_epoch
-            self.train_iter, self.opt_step, self.fit_seed, self.fit_index = 0, 0, seed, fit_index
-            self._skip_batches, first_epoch = 0, 0
+            self.n_epoch, first_epoch = fs.n_epoch, 0
             self._checkpointer = None
             if checkpoint_dir is not None:
                 from .checkpoint import Checkpointer
 
                 self._checkpointer = Checkpointer(self, checkpoint_dir, every=checkpoint_every)
-            if state is not None and state.fit_index == fit_index:
-                first_epoch = state.restore(self)
+            if ckpt is not None and ckpt.fit_index == fs.fit_index:
+                try:
+                    self.fit_state = fs = ckpt.restore(self, fs)
+                except BaseException:  # another fit's checkpoint: the folder is not this fit's to write
+                    if self._checkpointer is not None:
+                        self._checkpointer.close()
+                    raise
+                first_epoch = ckpt.next_epoch
             try:
                 self.event("before_fit")
-                for epoch in range(first_epoch, self.n_epoch):
+                for epoch in range(first_epoch, fs.n_epoch):
                     self.epoch = epoch
                     try:
                         self.event("before_epoch")
-                        if state is not None and epoch == first_epoch:
-                            state.restore_epoch(self)
-                        self._run_phase(train=True)
-                        self._run_phase(train=False)
+                        if ckpt is not None and epoch == first_epoch:
+                            ckpt.restore_epoch(self)
+                        self._train_epoch()
+                        if fs.train_only:  # lr_find's sweep: no validation, no epoch end
+                            continue
+                        self._eval_loop(self._valid_dl, epoch=epoch, seed=fs.fit_seed, events=True)
                     except CancelEpoch:
                         pass
                     self.event("after_epoch")
@@ -230,48 +264,42 @@ class Learner:
             except CancelFit:
                 pass
             finally:
+                if self._checkpointer is not None:
+                    self._checkpointer.close()  # its lock on the folder
                 self._checkpointer = None
                 self.event("after_fit")  # also on errors and KeyboardInterrupt: history is kept
         return self
 
-    def _run_phase(self, train: bool):
-        self.training = train
-        self.model.train(train)
-        raw, loader = (self.train_loader, self._train_dl) if train else (self.valid_loader, self._valid_dl)
-        set_epoch(raw, self.epoch, self.fit_seed)
-        skip = self._skip_batches if train else 0
-        self._skip_batches = 0
-        self.event("before_train" if train else "before_validate")
-        with contextlib.nullcontext() if train else torch.no_grad():
-            for self.iter, batch in enumerate(loader):
-                if self.iter < skip:  # resumed mid-epoch: these batches were trained on before
-                    continue
-                self.xb, self.yb = self.backend.to_device(batch)
-                try:
-                    self.event("before_batch")
-                    self.train_step() if train else self.valid_step()
-                except CancelBatch:
-                    pass
-                self.event("after_batch")
-                if train:
-                    self.train_iter += 1
-                    if self._checkpointer is not None:
-                        self._checkpointer.maybe_save()
-        self.event("after_train" if train else "after_validate")
-
-    def _accumulation_group(self) -> tuple[bool, bool, int]:
-        """(first batch of its group, last batch of its group, size of the group) for `self.iter`."""
-        k = getattr(self, "accumulate", 1)
-        start = self.iter - self.iter % k
-        size = min(k, self.n_iter - start) if getattr(self, "n_iter", 0) else k
-        return self.iter == start, self.iter == start + size - 1, size
+    def _train_epoch(self):
+        """The training phase of one epoch: every batch through `train_step`, with its events."""
+        fs = self.fit_state
+        self.training, self.dl = True, self._train_dl
+        self.model.train()
+        set_epoch(self.dl, self.epoch, fs.fit_seed)
+        skip, fs.skip_batches = fs.skip_batches, 0
+        self.event("before_train")
+        for self.iter, batch in enumerate(self.dl):
+            if self.iter < skip:  # resumed mid-epoch: these batches were trained on before
+                continue
+            self.xb, self.yb = self.backend.to_device(batch)
+            try:
+                self.event("before_batch")
+                self.train_step()
+            except CancelBatch:
+                pass
+            self.event("after_batch")
+            fs.train_iter += 1
+            if self._checkpointer is not None:
+                self._checkpointer.maybe_save()
+        self.event("after_train")
 
     def train_step(self):
         """One batch: forward, loss, backward; the optimizer steps on the last batch of each
         accumulation group. The schedule is applied here, and only here, per optimizer step."""
-        first, last, size = self._accumulation_group()
+        fs = self.fit_state
+        first, last, size = fs.accumulation_group(self.iter)
         if first:
-            lr, mom = self.schedule(self.opt_step, self.total_steps)
+            lr, mom = fs.schedule(fs.opt_step, fs.total_steps)
             self.set_hyper(lr, mom)
         with self._no_sync(not last):
             with self.backend.autocast():
@@ -284,7 +312,7 @@ class Learner:
             return
         self.event("after_backward")
         self.opt.step()
-        self.opt_step += 1
+        fs.opt_step += 1
         self.event("after_step")
         self.opt.zero_grad(set_to_none=True)
 
@@ -362,22 +390,76 @@ class Learner:
 
     # --- evaluation and prediction ---------------------------------------------------------
     def validate(self, loader=None) -> dict:
-        """Run the validation phase alone: {"loss": ..., <metric>: ...}."""
+        """Run the validation phase alone, with its events: {"loss": ..., <metric>: ...}.
+
+        `loader` (default: the validation set) is set up like the learner's own loaders (each
+        process reads its shard, and the metrics are summed over processes)."""
         from .callbacks.metrics import Metrics
 
-        self._setup()
-        if loader is not None:
-            saved = self.valid_loader, self._valid_dl
-            self.valid_loader, self._valid_dl = loader, self.backend.setup_dataloader(loader)
-        try:
-            with seeded_torch_rng(self.seed, self.device), self.model_context():
-                self.fit_seed, self.epoch = self.seed, 0
-                self._run_phase(train=False)
-        finally:
-            if loader is not None:
-                self.valid_loader, self._valid_dl = saved
+        self.setup()
+        self.epoch = 0
+        self.run_eval(None if loader is None else self.backend.setup_dataloader(loader), events=True)
         metrics = self.cb(Metrics)
         return {"loss": metrics.valid_loss, **metrics.values}
+
+    def run_eval(self, loader=None, *, keep=None, transform=None, events: bool = False, epoch: int = 0):
+        """The one evaluation path: the model in eval mode, without gradients, over `loader`
+        (default: the validation set), batch by batch, in order. `validate`, `get_preds`,
+        `predict` over items, `tta`, the interpretations and `show_results` all go through it.
+
+        - ``keep(out, xb, yb) -> tuple of tensors``: what to keep of each batch (Keras's
+          ``predict_step``); the kept tensors are moved to the CPU and concatenated in order, and
+          that tuple is returned (None without `keep`). `out` is the model's output in float32;
+          `yb` is None for a loader of inputs alone (`test_loader`).
+        - ``transform(xb)``: a view of each input batch (test-time augmentation).
+        - ``events=True``: the validation events for the callbacks (Metrics, Recorder, ...), as in a
+          fit's validation phase.
+        - `epoch`: the augmentation epoch (and shuffle) of `loader`, set from the learner's seed on
+          the loader that is read, so two calls read the same batches.
+
+        It runs in the learner's own forked RNG, seeded from `seed`: the caller's RNG is untouched."""
+        self.setup()
+        loader = self._valid_dl if loader is None else loader
+        with seeded_torch_rng(self.seed, self.device), self.model_context():
+            return self._eval_loop(loader, keep=keep, transform=transform, events=events, epoch=epoch, seed=self.seed)
+
+    def _eval_loop(self, loader, *, keep=None, transform=None, events=False, epoch=0, seed=0):
+        """`run_eval` without the RNG and model context (a fit's validation phase is inside its own)."""
+        self.training, self.dl = False, loader
+        self.model.eval()
+        set_epoch(loader, epoch, seed)
+        kept = []
+        if events:
+            self.event("before_validate")
+        with torch.no_grad():
+            for self.iter, batch in enumerate(loader):
+                if torch.is_tensor(batch):  # inputs alone (a test loader)
+                    xb, yb = self.backend.to_device((batch,))[0], None
+                else:
+                    xb, yb = self.backend.to_device(batch)
+                if transform is not None:
+                    xb = transform(xb)
+                if events:
+                    self.xb, self.yb, self.pred = xb, yb, None
+                    try:
+                        self.event("before_batch")
+                        self.valid_step()
+                    except CancelBatch:
+                        pass
+                    self.event("after_batch")
+                    out = self.pred  # None when a callback cancelled the batch before the forward pass
+                else:
+                    with self.backend.autocast():
+                        out = self.model(xb)
+                if keep is not None and out is not None:
+                    kept.append(tuple(t.cpu() for t in keep(out.float(), xb, yb)))
+        if events:
+            self.event("after_validate")
+        return None if keep is None else tuple(torch.cat(ts) for ts in zip(*kept))
+
+    def activation(self, output):
+        """The task's activation of model outputs (probabilities); the outputs as they are without a task."""
+        return output if self.task is None else self.task.activation(output)
 
     def model_context(self):
         """The model's run context (a compiled model points Inductor at hotstart's cache), or a no-op."""
@@ -389,8 +471,6 @@ class Learner:
         exported, and whose layer groups freeze and unfreeze."""
         m = getattr(self.model, "module", self.model)
         return getattr(m, "_orig_mod", m)
-
-    _task_model = task_model  # the former private name; export/onnx.py and tests still use it
 
     def predict(self, raw_input) -> tuple[Any, torch.Tensor]:
         """Decoded prediction and probabilities for one raw input (e.g. a PIL image, or an image file's path)."""

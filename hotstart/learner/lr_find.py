@@ -1,18 +1,20 @@
-"""`lr_find`: Leslie Smith's learning-rate range test, as in fastai.
+"""`lr_find`: Leslie Smith's learning-rate range test, as in fastai: ``fit`` plus a callback.
 
-The learning rate grows exponentially from `start_lr` to `end_lr` over `num_it` training batches
-(fewer if the loss diverges). Each batch goes through the learner's own `train_step` with its
-callbacks (a `train_step` or `compute_loss` override, `GradientClip`, ...), with the events of a
-fit's training phase: before_fit, before_train, the batch events, after_train, after_fit. There
-is no validation and no epoch ends, so no history row is written; the Recorder's per-batch losses
-are put back as they were. The model's state is kept in memory and restored afterwards, the
-optimizer is a temporary one (the learner's own optimizer and its state are untouched), and
-nothing is written to disk. Across processes the loss recorded at each step is the mean over all
-ranks, so every rank gets the same curve and the same suggestion.
+``learner.lr_find()`` is ``learner.fit(n, callbacks=[LRFinder(...)])``: the learning rate grows
+exponentially from `start_lr` to `end_lr` over `num_it` training batches (fewer if the loss
+diverges), through the learner's own `train_step` and callbacks (a `train_step` or
+`compute_loss` override, `GradientClip`, ...). The sweep trains only: it sets its `FitState`
+``train_only``, so there is no validation and no epoch end (no history row, no epoch table, no
+`SaveBestModel`). `LRFinder` snapshots the model, the optimizer's state and the Recorder's
+per-batch losses in `before_fit` and puts them back in `after_fit`, which runs even when the
+sweep is cancelled or fails; nothing is written to disk. The sweep does not count as a fit: the
+learner's fit state is put back too, so the next fit gets the seed it would have had anyway.
+Across processes the loss recorded at each step is the mean over all ranks, so every rank gets
+the same curve and the same suggestion.
 
-The suggestion is fastai's "valley": the longest stretch over which the smoothed loss keeps
-falling (the longest decreasing subsequence), and the learning rate 2/3 of the way down it,
-which is robust to the noise at both ends of the curve.
+The suggestion is fastai's "valley" (`valley`): the longest stretch over which the smoothed loss
+keeps falling (the longest decreasing subsequence), and the learning rate 2/3 of the way down
+it, which is robust to the noise at both ends of the curve.
 """
 from __future__ import annotations
 
@@ -21,7 +23,6 @@ import math
 from dataclasses import dataclass, field
 
 from .callbacks.base import Callback, CancelFit
-from .rng import derive_seed, seeded_torch_rng
 
 
 @dataclass
@@ -46,13 +47,34 @@ class LRFindResult:
         return ax
 
 
-class _LRFinder(Callback):
-    """Records the smoothed loss after each step; stops after `num_it` steps or when it diverges."""
+class LRFinder(Callback):
+    """The sweep of `lr_find`: an exponential schedule, the smoothed loss after each step, and the
+    model, optimizer and Recorder put back as they were when the fit ends.
+
+    It stops (`CancelFit`) after `num_it` steps, or when the smoothed loss exceeds `stop_div`
+    times its best so far or is not finite."""
 
     order = 100  # after every other callback has seen the batch
 
-    def __init__(self, result, num_it, beta, stop_div):
-        self.result, self.num_it, self.beta, self.stop_div = result, num_it, beta, stop_div
+    def __init__(self, start_lr=1e-7, end_lr=10.0, num_it=100, beta=0.98, stop_div=4.0):
+        self.start_lr, self.end_lr, self.num_it = float(start_lr), float(end_lr), int(num_it)
+        self.beta, self.stop_div = beta, stop_div
+        self.result = LRFindResult()
+
+    def schedule(self, step: int, total: int):
+        """The learning rate of optimizer step `step`: `start_lr` at 0, `end_lr` at `num_it - 1`."""
+        n = max(1, self.num_it - 1)
+        return self.start_lr * (self.end_lr / self.start_lr) ** (step / n), None
+
+    def before_fit(self):
+        learner = self.learner
+        learner.fit_state.train_only = True  # no validation, no epoch ends
+        model = learner.task_model()
+        self._model = copy.deepcopy(model.state_dict())
+        self._training = model.training
+        self._opt = learner.opt
+        self._opt_state = copy.deepcopy(learner.opt.state_dict())
+        self._n_losses = len(learner.recorder.losses)
         self.avg, self.best, self.step = 0.0, math.inf, 0
 
     def after_batch(self):
@@ -72,55 +94,35 @@ class _LRFinder(Callback):
         if smooth > self.stop_div * self.best or self.step >= self.num_it:
             raise CancelFit("lr_find is done")
 
+    def after_fit(self):
+        learner = self.learner
+        model = learner.task_model()
+        model.load_state_dict(self._model)
+        model.zero_grad(set_to_none=True)
+        model.train(self._training)
+        learner.opt = self._opt  # NonFiniteGuard drops a diverged fit's optimizer: not this one's
+        learner.opt.load_state_dict(self._opt_state)
+        rec = learner.recorder
+        del rec.losses[self._n_losses:], rec.lrs[self._n_losses:]
+        self.result.suggestion = valley(self.result.lrs, self.result.losses)
+
 
 def lr_find(learner, start_lr=1e-7, end_lr=10.0, num_it=100, beta=0.98, stop_div=4.0) -> LRFindResult:
+    """Run the sweep (see the module's docstring) and return its curve and suggestion."""
     from .callbacks.nan_guard import NonFiniteLossError
 
-    learner._setup()
-    model = learner.task_model()
-    saved = copy.deepcopy(model.state_dict())
-    was_training = model.training
-    rec = learner.recorder
-    saved_rec = list(rec.losses), list(rec.lrs)
-    fit_attrs = ("opt", "schedule", "accumulate", "n_epoch", "n_iter", "total_steps", "train_iter", "opt_step",
-                 "fit_seed", "epoch", "steps_per_epoch")
-    saved_attrs = {k: getattr(learner, k) for k in fit_attrs if hasattr(learner, k)}
-    result = LRFindResult()
-    finder = _LRFinder(result, num_it, beta, stop_div)
-    n = max(1, num_it - 1)
-    seed = derive_seed(learner.seed, 10_000 + learner._fits)
+    finder = LRFinder(start_lr, end_lr, num_it, beta, stop_div)
+    before, had_optimizer = learner.fit_state, learner.opt is not None
+    n_batches = len(learner.train_loader) if learner.train_loader is not None else 1
     try:
-        with seeded_torch_rng(seed, learner.device), learner.model_context(), learner.added_cbs([finder]):
-            learner.opt = learner.make_optimizer(start_lr, None)  # a temporary optimizer, not the learner's
-            model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
-            learner.schedule = lambda step, total: (start_lr * (end_lr / start_lr) ** (step / n), None)
-            learner.accumulate, learner.n_iter = 1, len(learner._train_dl)
-            learner.n_epoch = -(-num_it // learner.n_iter)
-            learner.steps_per_epoch, learner.total_steps = learner.n_iter, num_it
-            learner.train_iter, learner.opt_step, learner.fit_seed = 0, 0, seed
-            try:
-                learner.event("before_fit")
-                for epoch in range(learner.n_epoch):
-                    learner.epoch = epoch
-                    learner._run_phase(train=True)
-            except (CancelFit, NonFiniteLossError):  # done, or the loss diverged (the guard saw it first)
-                pass
-            finally:
-                learner.event("after_fit")
+        learner.fit(-(-int(num_it) // max(1, n_batches)), start_lr, schedule=finder.schedule, callbacks=[finder])
+    except NonFiniteLossError:  # the loss diverged and the guard saw it first: the sweep is over
+        pass
     finally:
-        model.load_state_dict(saved)
-        model.zero_grad(set_to_none=True)
-        model.train(was_training)
-        rec.losses[:], rec.lrs[:] = saved_rec
-        for k in fit_attrs:
-            if k in saved_attrs:
-                setattr(learner, k, saved_attrs[k])
-            elif k != "opt":
-                learner.__dict__.pop(k, None)
-        if "opt" not in saved_attrs:
-            learner.opt = None
-    result.suggestion = valley(result.lrs, result.losses)
-    return result
+        learner.fit_state = before  # the sweep is not a fit: the next one is numbered (and seeded) as without it
+        if not had_optimizer:
+            learner.opt = None  # the optimizer made for the sweep is not kept
+    return finder.result
 
 
 def valley(lrs, losses) -> float:

@@ -54,7 +54,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     if model is None:
         check_backbone(backbone, pretrained)  # a misspelled name fails here, before any data is read
 
-    if pretrained and isinstance(backbone, str) and hasattr(task, "with_stats"):
+    if pretrained and isinstance(backbone, str):
         stats = timm_stats(backbone, getattr(task.encoded_blocks()[0], "channels", 3))
         if stats is not None:
             task = task.with_stats(*stats)
@@ -62,7 +62,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     train = valid = None
     if data is not None:
         train, valid = _split(task, data, validdata, valid_pct, seed)
-        if getattr(task, "needs_setup", False):  # statistics from the training split only (tables)
+        if task.needs_setup:  # statistics from the training split only (tables)
             task = task.setup(train)
 
     with seeded_torch_rng(seed):  # timm's init draws from torch's global RNG: give it a private one
@@ -72,7 +72,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         else:
             model_config = {"backbone": module_config(model)}
 
-    if data is not None and hasattr(task, "check"):
+    if data is not None:
         task.check(model)  # shapes on meta tensors, before any data is read or weight trained (tasks/checks.py)
 
     dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)

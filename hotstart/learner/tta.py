@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .data import TaskDataset, set_epoch
-from .rng import derive_seed, seeded_torch_rng
+from .data import TaskDataset
+from .rng import derive_seed
 
 
 @dataclass
@@ -46,45 +46,30 @@ def _metrics(task, probs, targets) -> dict:
     return out
 
 
-def _run(learner, loader, transform=None, undo=None):
-    """Activations and targets over `loader`, optionally through a view and its inverse."""
-    act = getattr(learner.task, "activation", lambda o: o)
-    preds, targets = [], []
-    for batch in loader:
-        xb, yb = learner.backend.to_device(batch)
-        if transform is not None:
-            xb = transform(xb)
-        with learner.backend.autocast():
-            out = learner.model(xb).float()
-        if undo is not None:
-            out = undo(out)
-        preds.append(act(out).cpu())
-        targets.append(yb.cpu())
-    return torch.cat(preds), torch.cat(targets)
+def _probs(learner, loader, transform=None, undo=None, epoch: int = 0):
+    """(activations, targets) over `loader` through `Learner.run_eval`, optionally through a view
+    of each batch (`transform`) and its inverse on the outputs (`undo`)."""
+    undo = undo or (lambda out: out)
+    return learner.run_eval(loader, transform=transform, epoch=epoch,
+                            keep=lambda out, xb, yb: (learner.activation(undo(out)), yb))
 
 
 def tta(learner, n: int = 4, *, loader=None, beta: float = 0.25, verbose: bool = True) -> TTAResult:
     if int(n) < 1:
         raise ValueError(f"tta: n must be at least 1, got {n!r}")
-    learner._setup()
-    raw = learner.valid_loader if loader is None else loader  # the plain DataLoader (its dataset, batch size)
-    loader = learner._valid_dl if loader is None else loader
     task = learner.task
-    learner.model.eval()
-    with torch.no_grad(), seeded_torch_rng(learner.seed), learner.model_context():
-        set_epoch(learner.valid_loader, 0, learner.seed)
-        plain, targets = _run(learner, loader)
-        views = []
-        if hasattr(task, "tta_views"):
-            for transform, undo in task.tta_views(n):
-                views.append(_run(learner, loader, transform, undo)[0])
-        else:
-            ds = raw.dataset
-            aug = TaskDataset(task, (ds.inputs, ds.targets), "training", derive_seed(learner.seed, 7919))
-            aug_loader = torch.utils.data.DataLoader(aug, batch_size=raw.batch_size, shuffle=False)
-            for k in range(n):
-                aug.epoch = k
-                views.append(_run(learner, aug_loader)[0])
+    plain, targets = _probs(learner, loader)  # default: the learner's (set-up) validation loader
+    views, undoable = [], task.tta_views(n)
+    if undoable is not None:
+        for transform, undo in undoable:
+            views.append(_probs(learner, loader, transform, undo)[0])
+    else:
+        raw = learner.valid_loader if loader is None else loader  # the plain DataLoader (its dataset, batch size)
+        ds = raw.dataset
+        aug = TaskDataset(task, (ds.inputs, ds.targets), "training", derive_seed(learner.seed, 7919))
+        aug_loader = torch.utils.data.DataLoader(aug, batch_size=raw.batch_size, shuffle=False)
+        for k in range(n):
+            views.append(_probs(learner, aug_loader, epoch=k)[0])  # view k: augmentation epoch k
     probs = torch.lerp(torch.stack(views).mean(0), plain, beta)
     result = TTAResult(probs, targets, _metrics(task, plain, targets), _metrics(task, probs, targets))
     if verbose:

@@ -14,12 +14,8 @@ def first_valid_outputs(learner, n: int):
     if learner.valid_loader is None:
         raise UsageError("show_results: this learner has no validation data (it was loaded for prediction only); "
                          "load it with data (load_learner(path, data=...)) or use predict() on raw inputs")
-    learner._setup()  # a learner that never fitted: its model on the backend's device first
     ds = learner.valid_loader.dataset
     n = min(int(n), len(ds))
-    ds.epoch = 0
-    xs, ys = zip(*(ds[i] for i in range(n)))
-    learner.model.eval()
-    with torch.no_grad(), learner.backend.autocast(), learner.model_context():
-        out = learner.model(torch.stack(xs).to(learner.device)).float().cpu()
+    loader = torch.utils.data.DataLoader(ds, batch_size=max(n, 1), sampler=range(n))  # the first n, in order
+    xs, ys, out = learner.run_eval(loader, keep=lambda out, xb, yb: (xb, yb, out))
     return xs, ys, out

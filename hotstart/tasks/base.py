@@ -133,12 +133,53 @@ class SupervisedTask:
     def metrics(self) -> dict:
         return {}
 
+    def decode_output(self, output) -> tuple[Any, Any]:
+        raise NotImplementedError
+
+    # --- hooks the learner calls on every task: override what differs from the default --------
+    # The learner and `tasklearner` never ask what kind of task or block they have (no hasattr,
+    # no isinstance on blocks): they call these, and a task says what it needs by overriding one.
+
+    model_kind: ClassVar[str | None] = None
+    """Which model `tasklearner` builds when it is given none: None for a backbone with this
+    task's `head`; a model kind's name (hotstart/models/registry.py), e.g. "unet" for an
+    encoder-decoder with one output map per class (segmentation)."""
+
+    @property
+    def needs_setup(self) -> bool:
+        """True while the task still has to learn something from the training split before a
+        model is built (a table's column statistics); `tasklearner` then calls `setup`."""
+        return False
+
+    def setup(self, data) -> "SupervisedTask":
+        """The task with what it learns from the training split `data` (``(inputs, targets)``)."""
+        return self
+
+    def with_stats(self, mean, std) -> "SupervisedTask":
+        """The task normalizing its input with a pretrained backbone's `mean` / `std`; a task
+        whose input is not normalized that way (a table) ignores them."""
+        return self
+
     def activation(self, output):
         """Model outputs (logits) -> probabilities; used by metrics and prediction."""
         return output
 
-    def decode_output(self, output) -> tuple[Any, Any]:
-        raise NotImplementedError
+    def load_input(self, raw_input):
+        """A raw input as the user gives it to `predict`, as `encode_input` takes it. The default
+        takes it as it is; an image task also reads an image file's path."""
+        return raw_input
+
+    def decode_prediction(self, output, raw_input):
+        """`predict`'s answer for one output: `decode_output`, unless the prediction must be put
+        back on the raw input's grid (a mask or keypoints at the given image's size)."""
+        return self.decode_output(output)
+
+    def tta_views(self, n: int) -> list | None:
+        """Test-time augmentation: None (the default) for `n` views encoded again with the
+        task's own training augmentation, for a prediction that does not move with the input (a
+        label); else `n` pairs ``(transform the encoded batch, undo on the output)``, for a
+        prediction on the image grid (a shifted view, and its output shifted back)."""
+        return None
 
     def check(self, model) -> dict:
         """Does `model` fit this task? Checked on meta tensors (no data, no activation memory); raises

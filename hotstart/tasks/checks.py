@@ -93,6 +93,13 @@ def _first_conv_channels(model) -> tuple[str, int] | None:
     return None
 
 
+def _last_feature_map(leaves) -> tuple | None:
+    """The shape of the last 4-d output of a leaf layer that is not an adaptive pool."""
+    maps = [shape for name, m, shape in leaves
+            if len(shape) == 4 and type(m).__name__ not in _ADAPTIVE_POOLS and len(list(m.children())) == 0]
+    return maps[-1] if maps else None
+
+
 def _reduction(model, x_shape) -> float | None:
     """How much the backbone shrinks H: measured on a large meta input, from its last feature map
     (before any adaptive pooling)."""
@@ -101,9 +108,8 @@ def _reduction(model, x_shape) -> float | None:
         _, leaves = run_on_meta(model, big, record=True)
     except Exception:
         return None
-    maps = [shape for name, m, shape in leaves
-            if len(shape) == 4 and type(m).__name__ not in _ADAPTIVE_POOLS and len(list(m.children())) == 0]
-    return 1024 / min(maps[-1][2], maps[-1][3]) if maps else None
+    last = _last_feature_map(leaves)
+    return 1024 / min(last[2], last[3]) if last else None
 
 
 def forward_failure(e: Exception, x_shape, what: str) -> ModelTaskMismatch:
@@ -133,7 +139,7 @@ def check_model(task, model, *, batch_size: int = 2) -> dict:
             f"images with {shape[0]}: build the backbone with in_chans={shape[0]} (tasklearner does when you pass "
             f"backbone=), or set the Image block's channels to {conv[1]} (Image(channels={conv[1]}))")
     try:
-        out, _ = run_on_meta(model, x_shape)
+        out, leaves = run_on_meta(model, x_shape, record=len(shape) == 3)
     except Exception as e:
         if not meta_unsupported(e):
             raise forward_failure(e, x_shape, f"{name}'s encoded input") from e
@@ -141,7 +147,10 @@ def check_model(task, model, *, batch_size: int = 2) -> dict:
         # that says nothing about the shapes, so one real forward pass on a small zero batch decides
         out = run_for_real(model, x_shape, what=f"{name}'s encoded input")
         return {"input": tuple(x_shape), "output": _check_output(task, out)}
-    if len(shape) == 3:
+    last = _last_feature_map(leaves) if len(shape) == 3 else None
+    # last feature maps of 2 pixels or more: the input is larger than the downsampling, no need to
+    # measure it on a second, large input (half of the check's time, which tasklearner pays at start)
+    if len(shape) == 3 and (last is None or min(last[2], last[3]) < 2):
         reduction = _reduction(model, x_shape)
         if reduction is not None and min(shape[1:]) < reduction:
             need = int(round(reduction))

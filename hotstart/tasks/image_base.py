@@ -47,6 +47,17 @@ class ImageTask(SupervisedTask):
         """The same task normalizing with other stats (e.g. a pretrained backbone's)."""
         return type(self)(self.blocks, self.size, self.augment, mean, std)
 
+    def load_input(self, raw_input):
+        """An image file's path (str or ``os.PathLike``) is read as in training (`datasets.load_image`:
+        EXIF rotation, mode conversion, errors that name the file); anything else is left as it is."""
+        import os
+
+        if isinstance(raw_input, (str, os.PathLike)):
+            from ..datasets.images import load_image
+
+            return load_image(raw_input)
+        return raw_input
+
     def to_dict(self) -> dict:
         mean, std = self.stats
         return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],

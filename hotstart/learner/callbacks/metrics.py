@@ -48,7 +48,8 @@ class Metrics(Callback):
         if self.learner.training:
             return
         n = len(self.learner.yb)
-        self._loss_sum += float(self.learner.loss.detach()) * n
+        loss = self.learner.loss.detach()  # summed on the device (float64, as float(loss) would be): no sync
+        self._loss_sum = self._loss_sum + (loss.double() if loss.device.type != "mps" else loss.float()) * n
         self._n += n
         pred = self.learner.pred.detach().float()
         if self.activation is not None:
@@ -59,6 +60,6 @@ class Metrics(Callback):
     def after_validate(self):
         # sums and counts over all processes: each validation sample counted once (the shards are
         # disjoint and unpadded, learner/data.py), every process gets the same numbers
-        total, n = self.learner.backend.all_reduce_sum(self._loss_sum, self._n)
+        total, n = self.learner.backend.all_reduce_sum(float(self._loss_sum), self._n)
         self.valid_loss = total / n if n else math.nan
         self.values = {name: float(m.compute()) if n else math.nan for name, m in self._metrics.items()}

@@ -16,9 +16,11 @@ from .base import Callback
 class Progress(Callback):
     order = 50  # after the recorder and metrics have filled in the epoch's numbers
 
-    def __init__(self, bars: bool | None = None, table: bool = True, file=None):
-        """`bars`: True, False, or None (the default: only on a terminal or in a notebook)."""
-        self.bars, self.table = bars, table
+    def __init__(self, bars: bool | None = None, table: bool = True, file=None, loss_every: int = 25):
+        """`bars`: True, False, or None (the default: only on a terminal or in a notebook).
+        `loss_every`: the bar shows the training loss of every `loss_every`-th batch (reading it
+        is a device-to-host sync, which a GPU should not wait for at every batch)."""
+        self.bars, self.table, self.loss_every = bars, table, max(1, int(loss_every))
         self.file = file
         self._bar = None
         self._header_done = False
@@ -34,15 +36,15 @@ class Progress(Callback):
         self._bar = tqdm(total=total, desc=desc, leave=False, file=self.file or sys.stderr, dynamic_ncols=True)
 
     def before_train(self):
-        self._start_bar(f"epoch {self.learner.epoch + 1}/{self.learner.n_epoch} train", len(self.learner._train_dl))
+        self._start_bar(f"epoch {self.learner.epoch + 1}/{self.learner.n_epoch} train", len(self.learner.dl))
 
     def before_validate(self):
-        self._start_bar("valid", len(self.learner._valid_dl))
+        self._start_bar("valid", len(self.learner.dl))
 
     def after_batch(self):
         if self._bar is not None:
             self._bar.update(1)
-            if self.learner.training:
+            if self.learner.training and self.learner.iter % self.loss_every == 0:
                 self._bar.set_postfix(loss=f"{float(self.learner.loss.detach()):.4f}", refresh=False)
 
     def _close(self):

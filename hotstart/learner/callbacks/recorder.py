@@ -1,8 +1,16 @@
-"""`Recorder`: the history, one dict per epoch (epoch, train_loss, valid_loss, metrics, time)."""
+"""`Recorder`: the history, one dict per epoch (epoch, train_loss, valid_loss, metrics, time).
+
+No device-to-host sync per batch: each batch's loss is kept as a tensor on its device, and the
+epoch's running sums are device tensors too (in float64, the same arithmetic as Python floats, so
+the numbers are bit for bit those of ``float(loss)``). They are read once per epoch, at its end
+(or when ``losses`` / ``running_sums()`` is asked for, e.g. by a checkpoint).
+"""
 from __future__ import annotations
 
 import math
 import time
+
+import torch
 
 from .base import Callback
 
@@ -12,28 +20,41 @@ class Recorder(Callback):
 
     def __init__(self):
         self.history: list[dict] = []
-        self.losses: list[float] = []  # every training batch's loss, across fits (for plot_loss)
+        self._losses: list[float] = []  # every training batch's loss, across fits (for plot_loss)
+        self._pending: list[torch.Tensor] = []  # the losses not yet read from the device
         self.lrs: list[float] = []
         self.before_epoch()  # so `validate()` before any fit finds running sums to add to
 
+    @property
+    def losses(self) -> list[float]:
+        """Every training batch's loss, across fits, as floats (read from the device when asked)."""
+        self.read_losses()
+        return self._losses
+
+    def read_losses(self) -> None:
+        """Read the losses still on the device into `losses` (one sync for all of them)."""
+        if self._pending:
+            self._losses.extend(torch.stack([p.float() for p in self._pending]).tolist())
+            self._pending.clear()
+
     def before_epoch(self):
         self._t0 = time.perf_counter()
-        self._sum = {True: 0.0, False: 0.0}
+        self._sum = {True: 0.0, False: 0.0}  # floats, or float64 device tensors once a batch added to them
         self._n = {True: 0, False: 0}
 
     def after_loss(self):
         n = len(self.learner.yb)
-        loss = float(self.learner.loss.detach())
-        self._sum[self.learner.training] += loss * n
+        loss = self.learner.loss.detach()
+        self._sum[self.learner.training] = self._sum[self.learner.training] + _wide(loss) * n
         self._n[self.learner.training] += n
         if self.learner.training:
-            self.losses.append(loss)
+            self._pending.append(loss)
             self.lrs.append(self.learner.opt.param_groups[-1]["lr"])
 
     def running_sums(self) -> dict:
         """This epoch's running loss sums and sample counts so far, as JSON ({"sum": [train, valid],
         "n": [train, valid]}): what a checkpoint taken in the middle of an epoch must carry."""
-        return {"sum": [self._sum[True], self._sum[False]], "n": [self._n[True], self._n[False]]}
+        return {"sum": [float(self._sum[True]), float(self._sum[False])], "n": [self._n[True], self._n[False]]}
 
     def set_running_sums(self, sums: dict) -> None:
         """Continue an epoch from `running_sums()` (a resumed checkpoint)."""
@@ -43,7 +64,7 @@ class Recorder(Callback):
     def phase_loss(self, training: bool) -> float:
         """The phase's mean loss per sample, over all processes (sums and counts are added up
         across processes, so every process gets the same number)."""
-        total, n = self.learner.backend.all_reduce_sum(self._sum[training], self._n[training])
+        total, n = self.learner.backend.all_reduce_sum(float(self._sum[training]), self._n[training])
         return total / n if n else math.nan
 
     def after_epoch(self):
@@ -54,3 +75,12 @@ class Recorder(Callback):
         row.update(metrics.values if metrics is not None else {})
         row["time"] = self.learner.backend.all_reduce_max(time.perf_counter() - self._t0)  # one history on all ranks
         self.history.append(row)
+        self.read_losses()  # this epoch's losses from the device now (one sync), not at some later moment
+
+    def after_fit(self):
+        self.read_losses()
+
+
+def _wide(loss: torch.Tensor) -> torch.Tensor:
+    """`loss` in float64 where the device has it (MPS has no float64: float32 there)."""
+    return loss.double() if loss.device.type != "mps" else loss.float()
