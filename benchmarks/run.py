@@ -7,6 +7,7 @@
     python -m benchmarks.run --quick --only deploy         # torch vs ONNX fp32 / int8 vs .pt2 (benchmarks/deploy.py)
     python -m benchmarks.run --quick --only folder         # a folder of JPEGs against the in-memory compute bound
     python -m benchmarks.run --quick --only serve          # hotstart run / predict through hotstart serve (benchmarks/serve.py)
+    python -m benchmarks.run --only timeseries             # series: hotstart vs a plain loop (benchmarks/timeseries.py)
 
 How a run is measured (`run_child`): the parent notes ``time.time()`` right before it starts the
 child; the child (benchmarks/scripts/*_fit.py) prints JSON-line milestones with its own
@@ -487,7 +488,8 @@ def main(argv=None) -> int:
                     help="comma-separated subset of: startup, throughput (or throughput_digits, "
                          "throughput_synthetic128), warmup, import, folder (not in the default set: a folder of JPEGs against "
                          "the in-memory compute bound), deploy (not in the default set: it trains, "
-                         "exports and compiles a .pt2 first), serve (not in the default set: it starts a server)")
+                         "exports and compiles a .pt2 first), serve (not in the default set: it starts a server), "
+                         "timeseries (InceptionTime on ItalyPowerDemand, hotstart vs a plain loop)")
     ap.add_argument("--runs", type=int, default=None, help="override the runs per contender (at least 5 advised)")
     ap.add_argument("--startup-bs", type=int, default=None,
                     help="batch size of the startup workload (also the warmup comparison's); default 16, "
@@ -533,6 +535,11 @@ def main(argv=None) -> int:
     if "import" in only:
         log("import: import torch vs import torch, hotstart")
         report["comparisons"]["import"] = bench_import(py, cfg, log)
+    if "timeseries" in only:
+        from .timeseries import bench_timeseries
+
+        log("timeseries: hotstart vs a plain loop, InceptionTime on ItalyPowerDemand")
+        report["comparisons"]["timeseries"] = bench_timeseries(py, cfg, log, compare, add_ratios, SCRIPTS)
     if "deploy" in only:
         from .deploy import bench_deploy
 

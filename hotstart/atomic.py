@@ -74,6 +74,29 @@ def atomic_open(path, *, suffix: str = ".tmp", fsync: bool = True):
         raise
 
 
+@contextlib.contextmanager
+def atomic_path(path, *, suffix: str = ".tmp"):
+    """A temporary file's name beside `path`, for a writer that needs a name rather than a file
+    object (a compiler; a loader that checks what was written); on a clean exit the file is renamed
+    to `path`. On any exception the temporary file is removed and `path` is untouched."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, default_file_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        unlink_quietly(tmp)
+        raise
+
+
 def atomic_write_bytes(path, data: bytes) -> None:
     """Write `data` to `path` atomically (see the module docstring)."""
     with atomic_open(path) as f:

@@ -12,6 +12,7 @@ existed (mostly `ValueError`), so ``except ValueError`` keeps working.
     ├── SavedModelError      (ValueError)   a saved model folder cannot be read, or must not be written
     ├── UnknownKindError     (ValueError)   JSON names a block / encoding / task kind nobody registered
     ├── UsageError           (ValueError)   an argument or path that hotstart cannot work with
+    │   └── UsageTypeError   (+ TypeError)  an argument of a type hotstart does not take
     ├── SampleError          (ValueError)   a sample could not be encoded (names the sample)
     ├── blocks.BlockValueError (ValueError) a value does not fit its block
     ├── datasets.DatasetError  (ValueError) a dataset is empty, malformed or inconsistent
@@ -23,7 +24,7 @@ This module imports nothing: every layer of hotstart may use it.
 """
 from __future__ import annotations
 
-__all__ = ["HotstartError", "SampleError", "SavedModelError", "UnknownKindError", "UsageError"]
+__all__ = ["HotstartError", "SampleError", "SavedModelError", "UnknownKindError", "UsageError", "UsageTypeError"]
 
 
 class HotstartError(Exception):
@@ -41,6 +42,11 @@ class UnknownKindError(HotstartError, ValueError):
 
 class UsageError(HotstartError, ValueError):
     """An argument or a path that hotstart cannot work with; the message says which and why."""
+
+
+class UsageTypeError(UsageError, TypeError):
+    """An argument of a type hotstart does not take (``blocks=`` that are not blocks, ``data=`` that
+    is not a dataset). A `TypeError` too, as it was before it existed: ``except TypeError`` keeps working."""
 
 
 class SampleError(HotstartError, ValueError):

@@ -1,10 +1,13 @@
 """Kind names: how blocks, encodings and tasks name their class in JSON, and find it again.
 
 A saved model's ``task.json`` says ``{"kind": "Image", ...}``; loading it must find the class
-without unpickling and without importing anything the file names. Each base class (`Block`,
-`Encoding`, `SupervisedTask`) keeps a `KindRegistry` that its subclasses join as they are defined
+without unpickling and without importing anything the file names. `Kinded` is the one base of
+the three families (``class Block(Kinded, family="block")``, `Encoding`, `SupervisedTask`): the
+family's root keeps a `KindRegistry` that its subclasses join as they are defined
 (``__init_subclass__``), so a new block, encoding or task of hotstart's, or of a user's, is
-registered by existing, with no list to update.
+registered by existing, with no list to update. `Kinded` also gives the JSON round trip
+(``to_dict`` = kind + ``_params()``, ``from_dict``) and value semantics (equal when the type and
+the JSON are equal; equal values hash equal).
 
 Names:
 - hotstart's own classes are written by their short name (``"Image"``,
@@ -24,11 +27,11 @@ equal (``1 == 1.0``, dicts in any key order) freeze to equal, hashable values.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from .errors import UnknownKindError
+from .errors import UnknownKindError, UsageTypeError
 
-__all__ = ["KindRegistry", "freeze", "full_name", "is_hotstart_class"]
+__all__ = ["Kinded", "KindRegistry", "freeze", "full_name", "is_hotstart_class"]
 
 
 def full_name(cls: type) -> str:
@@ -84,6 +87,59 @@ class KindRegistry:
     def names(self) -> list[str]:
         """Every kind name that `resolve` accepts exactly (hotstart's short names, then full names)."""
         return sorted(self._own_short) + sorted(self._by_full)
+
+
+class Kinded:
+    """A class described by JSON, ``{"kind": <name>, **params}``, found again by its kind name.
+
+    A family's root passes ``family=``: ``class Block(Kinded, family="block")``. Every subclass of
+    the root is registered in the root's `KindRegistry` when it is defined, and its ``kind`` is the
+    name its JSON carries (see the module docstring). Subclasses override:
+
+    - ``_params()``: the constructor arguments, JSON-compatible (default: none);
+    - ``_from_params(d)`` (classmethod): the instance `d` (the JSON without ``kind``) describes
+      (default: ``cls(**d)``), when the constructor does not take the JSON as it is;
+    - ``to_dict()``, when the JSON is more than the kind and ``_params()`` (a task's blocks).
+    """
+
+    kind: ClassVar[str] = "Kinded"
+    _kinds: ClassVar[KindRegistry]
+
+    def __init_subclass__(cls, family: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if family is not None:  # a family's root: the registry its subclasses join
+            cls._kinds = KindRegistry(family)
+            cls.kind = cls.__qualname__
+        else:
+            cls.kind = cls._kinds.register(cls)
+
+    def _params(self) -> dict[str, Any]:
+        """Constructor arguments, JSON-compatible."""
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **self._params()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]):
+        """The instance a `to_dict` result describes, of whichever class of the family its kind names
+        (`UnknownKindError` for an unknown kind)."""
+        what = cls._kinds.what
+        if not isinstance(d, dict):
+            raise UsageTypeError(f"a{'n' if what[0] in 'aeiou' else ''} {what} is described by a dict (JSON object), got {d!r}")
+        d = dict(d)
+        return cls._kinds.resolve(d.pop("kind", None))._from_params(d)
+
+    @classmethod
+    def _from_params(cls, d: dict[str, Any]):
+        return cls(**d)
+
+    # --- value semantics: equal JSON, equal values (1 == 1.0, dicts in any key order) ------------
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash((type(self), freeze(self.to_dict())))
 
 
 def freeze(value: Any) -> Any:

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import torch
 
+from .errors import UsageError
+
 __all__ = ["MulticlassAccuracy", "MultilabelAccuracy", "MultilabelF1Score", "StreamingMetric", "MeanSquaredError",
            "R2Score", "Denormalized", "PixelAccuracy", "MeanIoU", "MeanDistance", "point_distances"]
 
@@ -100,22 +102,22 @@ class MulticlassAccuracy(StreamingMetric):
 
     def __init__(self, num_classes: int):
         if num_classes < 2:
-            raise ValueError(f"MulticlassAccuracy: num_classes must be >= 2 (as torchmetrics), got {num_classes}")
+            raise UsageError(f"MulticlassAccuracy: num_classes must be >= 2 (as torchmetrics), got {num_classes}")
         self.num_classes = int(num_classes)
         super().__init__()
 
     def _counts(self, preds, target):
         if preds.is_floating_point() and preds.ndim == target.ndim + 1:
             if preds.shape[1] != self.num_classes:
-                raise ValueError(f"MulticlassAccuracy: preds has {preds.shape[1]} classes, "
+                raise UsageError(f"MulticlassAccuracy: preds has {preds.shape[1]} classes, "
                                  f"expected num_classes={self.num_classes}")
             preds = preds.argmax(1)
         if preds.shape != target.shape or target.ndim != 1:
-            raise ValueError(f"MulticlassAccuracy: preds {tuple(preds.shape)} and target {tuple(target.shape)}: "
+            raise UsageError(f"MulticlassAccuracy: preds {tuple(preds.shape)} and target {tuple(target.shape)}: "
                              f"expected (N, {self.num_classes}) scores or (N,) indices, and (N,) targets")
         target = target.long()
         if target.numel() and (int(target.min()) < 0 or int(target.max()) >= self.num_classes):
-            raise ValueError(f"MulticlassAccuracy: target holds class indices outside 0..{self.num_classes - 1}")
+            raise UsageError(f"MulticlassAccuracy: target holds class indices outside 0..{self.num_classes - 1}")
         return (preds.long() == target).sum(), torch.tensor(target.numel(), device=target.device)
 
     def _reduce(self, correct, total):
@@ -141,7 +143,7 @@ class _MultilabelStats(StreamingMetric):
 
     def __init__(self, num_labels: int, threshold: float = 0.5):
         if num_labels < 2:
-            raise ValueError(f"{type(self).__name__}: num_labels must be >= 2 (as torchmetrics), got {num_labels}")
+            raise UsageError(f"{type(self).__name__}: num_labels must be >= 2 (as torchmetrics), got {num_labels}")
         self.num_labels, self.threshold = int(num_labels), float(threshold)
         super().__init__()
 
@@ -150,7 +152,7 @@ class _MultilabelStats(StreamingMetric):
 
     def _counts(self, preds, target):
         if preds.shape != target.shape or preds.ndim != 2 or preds.shape[1] != self.num_labels:
-            raise ValueError(f"{type(self).__name__}: preds {tuple(preds.shape)} and target "
+            raise UsageError(f"{type(self).__name__}: preds {tuple(preds.shape)} and target "
                              f"{tuple(target.shape)} must both be (N, {self.num_labels})")
         if preds.is_floating_point():  # logits -> probabilities, without a host sync
             preds = torch.where(((preds < 0) | (preds > 1)).any(), preds.sigmoid(), preds) > self.threshold
@@ -202,7 +204,7 @@ class _FloatSums(StreamingMetric):
 
     def _check(self, preds, target):
         if preds.shape != target.shape:
-            raise ValueError(f"{type(self).__name__}: preds {tuple(preds.shape)} and target {tuple(target.shape)} "
+            raise UsageError(f"{type(self).__name__}: preds {tuple(preds.shape)} and target {tuple(target.shape)} "
                              "must have the same shape")
 
 
@@ -259,7 +261,7 @@ class R2Score(_FloatSums):
     def _counts(self, preds, target):
         self._check(preds, target)
         if preds.ndim > 2:
-            raise ValueError(f"R2Score: expected 1-D or 2-D preds and target, got {tuple(preds.shape)}")
+            raise UsageError(f"R2Score: expected 1-D or 2-D preds and target, got {tuple(preds.shape)}")
         residual = target - preds
         return (torch.sum(target * target, dim=0), torch.sum(target, dim=0), torch.sum(residual * residual, dim=0),
                 torch.tensor(target.size(0), device=target.device))
@@ -344,14 +346,14 @@ def _pixel_classes(preds, target, num_classes: int, name: str):
     """(N, C, H, W) scores or (N, H, W) indices, and (N, H, W) targets -> flat predicted and true classes."""
     if preds.is_floating_point() and preds.ndim == target.ndim + 1:
         if preds.shape[1] != num_classes:
-            raise ValueError(f"{name}: preds has {preds.shape[1]} classes, expected num_classes={num_classes}")
+            raise UsageError(f"{name}: preds has {preds.shape[1]} classes, expected num_classes={num_classes}")
         preds = preds.argmax(1)
     if preds.shape != target.shape or target.ndim < 2:
-        raise ValueError(f"{name}: preds {tuple(preds.shape)} and target {tuple(target.shape)}: expected "
+        raise UsageError(f"{name}: preds {tuple(preds.shape)} and target {tuple(target.shape)}: expected "
                          f"(N, {num_classes}, H, W) scores or (N, H, W) indices, and (N, H, W) targets")
     target = target.long().reshape(-1)
     if target.numel() and (int(target.min()) < 0 or int(target.max()) >= num_classes):
-        raise ValueError(f"{name}: target holds class indices outside 0..{num_classes - 1}")
+        raise UsageError(f"{name}: target holds class indices outside 0..{num_classes - 1}")
     return preds.long().reshape(-1), target
 
 
@@ -363,7 +365,7 @@ class PixelAccuracy(StreamingMetric):
 
     def __init__(self, num_classes: int):
         if num_classes < 2:
-            raise ValueError(f"PixelAccuracy: num_classes must be >= 2, got {num_classes}")
+            raise UsageError(f"PixelAccuracy: num_classes must be >= 2, got {num_classes}")
         self.num_classes = int(num_classes)
         super().__init__()
 
@@ -393,7 +395,7 @@ class MeanIoU(StreamingMetric):
 
     def __init__(self, num_classes: int):
         if num_classes < 2:
-            raise ValueError(f"MeanIoU: num_classes must be >= 2, got {num_classes}")
+            raise UsageError(f"MeanIoU: num_classes must be >= 2, got {num_classes}")
         self.num_classes = int(num_classes)
         super().__init__()
 
@@ -441,7 +443,7 @@ class MeanDistance(StreamingMetric):
     def __init__(self, size):
         self.size = tuple(int(s) for s in size)
         if len(self.size) != 2 or min(self.size) < 1:
-            raise ValueError(f"MeanDistance: size must be (height, width), got {size!r}")
+            raise UsageError(f"MeanDistance: size must be (height, width), got {size!r}")
         super().__init__()
 
     def reset(self):
@@ -450,7 +452,7 @@ class MeanDistance(StreamingMetric):
 
     def _counts(self, preds, target):
         if preds.shape != target.shape or preds.ndim != 2 or preds.shape[1] % 2:
-            raise ValueError(f"MeanDistance: preds {tuple(preds.shape)} and target {tuple(target.shape)} "
+            raise UsageError(f"MeanDistance: preds {tuple(preds.shape)} and target {tuple(target.shape)} "
                              f"must both be (N, 2 * points)")
         return _point_distances(preds, target, self.size)
 

@@ -650,6 +650,67 @@ def encode_row(row, meta: dict) -> np.ndarray:
                            ((np.where(missing, fill, raw) - mean) / std).astype(np.float32)])
 
 
+# --- series: hotstart's SeriesPreprocessing (encodings/timeseries.py), in numpy -------------------
+# Kept apart from the image and table code above: the series kinds use only this section and the
+# outputs below. Mirrors `encode_series` step for step (the parity test holds the two together).
+SERIES_EPS = 1e-8
+
+
+def encode_series(x, meta: dict) -> np.ndarray:
+    """An array (channels, length), or 1-D for one channel; NaN = missing -> float32 (channels [+1], length):
+    standardised (training channel statistics, or each series' own), missing -> 0, padded / cropped, mask."""
+    t = meta["series"]
+    a = np.asarray(x, dtype=np.float64)
+    a = a[None, :] if a.ndim == 1 else a
+    if a.ndim != 2 or a.shape[0] != t["channels"] or a.shape[1] == 0:
+        raise ValueError(f"this model predicts series of {t['channels']} channel(s): give it an array "
+                         f"(channels, length), not shape {a.shape}")
+    if np.isinf(a).any():
+        raise ValueError("the series holds an infinity (missing values are NaN)")
+    observed = ~np.isnan(a)
+    if t["normalize"] == "channel":
+        a = (a - np.asarray(t["mean"])[:, None]) / np.asarray(t["std"])[:, None]
+    elif t["normalize"] == "series":
+        count = np.maximum(observed.sum(axis=1), 1)
+        mean = np.where(observed, a, 0.0).sum(axis=1) / count
+        std = np.sqrt((np.where(observed, a - mean[:, None], 0.0) ** 2).sum(axis=1) / count)
+        a = (a - mean[:, None]) / (std[:, None] + SERIES_EPS)
+    a = np.where(observed, a, 0.0)
+    length, mask = int(t["length"]), bool(t["mask"])
+    out = np.zeros((a.shape[0] + int(mask), length), dtype=np.float32)
+    n = min(length, a.shape[1])
+    out[: a.shape[0], :n] = a[:, :n]
+    if mask:
+        out[-1, :n] = observed[:, :n].all(axis=0)
+    return out
+
+
+def check_series_metadata(c: "_Checker") -> None:
+    def ok(t):
+        if not isinstance(t, dict) or not (_is_int(t.get("channels")) and t["channels"] >= 1):
+            return False
+        if not (_is_int(t.get("length")) and t["length"] >= 1) or not isinstance(t.get("mask"), bool):
+            return False
+        if t.get("normalize") == "channel":
+            return _numbers(t["channels"])(t.get("mean")) and _numbers(t["channels"], positive=True)(t.get("std"))
+        return t.get("normalize") in ("series", None)
+    c.need("series", ok, "{channels, length: positive integers; mask: true or false; normalize: 'channel' (with "
+                         "mean and std, a finite number per channel, std > 0), 'series' or null}")
+
+
+def check_series_single(c: "_Checker") -> None:
+    check_series_metadata(c)
+    check_classes(c, "softmax")
+
+
+def check_series_regression(c: "_Checker") -> None:
+    check_series_metadata(c)
+    n = c.need("outputs", lambda v: _is_int(v) and v >= 1, "a positive integer")
+    c.need("target_mean", _numbers(n), f"a list of {n} finite numbers")
+    c.need("target_std", _numbers(n, positive=True), f"a list of {n} positive finite numbers")
+# --- end of series ---------------------------------------------------------------------------------
+
+
 # --- outputs -------------------------------------------------------------------------------
 def softmax(z: np.ndarray) -> np.ndarray:
     z = z.astype(np.float32)
@@ -712,6 +773,8 @@ KINDS: dict[str, Kind] = {
     "ImageClassificationMulti": Kind(encode_image, decode_multi, accuracy_multi, _check_multi_image),
     "TabularClassificationSingle": Kind(encode_row, decode_single, accuracy_single, _check_single_table),
     "TabularRegression": Kind(encode_row, decode_regression, no_accuracy, _check_regression),
+    "TSClassificationSingle": Kind(encode_series, decode_single, accuracy_single, check_series_single),
+    "TSRegression": Kind(encode_series, decode_regression, no_accuracy, check_series_regression),
 }
 
 

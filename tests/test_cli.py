@@ -96,6 +96,10 @@ def test_module_entry_point_to_a_pipe_prints_the_table_and_no_bars(tmp_path, tin
     table = _table_rows(proc.stdout)
     assert [row[0] for row in table] == ["epoch", "0", "1"]
     assert table[0] == ["epoch", "train_loss", "valid_loss", "accuracy", "time"]
+    # 2 epochs of 3 batches: the end-of-fit hint says so, in this command's options
+    assert "hint: this fit made only 6 optimizer step(s) in 2 epoch(s)" in proc.stderr or float(table[-1][3]) >= 0.9
+    if "hint:" in proc.stderr:
+        assert "more --epochs (now 2), a smaller --batch-size (now 4)" in proc.stderr
 
     proc = subprocess.run([sys.executable, "-m", "hotstart", "train", str(tmp_path / "nope"), "--out", str(out)],
                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
@@ -121,7 +125,7 @@ def test_quiet_prints_neither_bars_nor_table_and_no_progress_keeps_the_table(tmp
     assert "epoch" not in captured.out and "\r" not in captured.err and "ImageClassificationSingle" not in captured.out
     assert captured.out.startswith("done: ") and "accuracy" in captured.out  # only the final summary
 
-    assert main([*argv, "--no-progress"]) == 0
+    assert main([*argv, "--no-progress", "--overwrite"]) == 0
     captured = capsys.readouterr()
     assert [row[0] for row in _table_rows(captured.out)] == ["epoch", "0"]
     assert "\r" not in captured.err and "it/s" not in captured.err
@@ -224,30 +228,36 @@ def test_pretrained_without_network_or_cache_fails_fast(tmp_path, monkeypatch, c
     assert not (tmp_path / "run").exists()
 
 
-def test_ctrl_c_writes_the_finished_epochs_and_exits_130(tmp_path, tiny_folder):
-    import signal
-    import threading
-
+def _train_until_first_epoch(tmp_path, folder, *extra):
+    """Start ``python -m hotstart train`` on `folder` for many epochs; return (process, out folder,
+    the stdout lines so far) once the first epoch's row is printed (one whole epoch is finished)."""
     out = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the CLI must flush its rows itself
     env.update(MPLBACKEND="Agg", OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "hotstart", "train", str(tiny_folder), "--epochs", "100000",
-                             *TINY, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, cwd=tmp_path)
-    timer = threading.Timer(240, proc.kill)  # never hang the suite
+    proc = subprocess.Popen([sys.executable, "-m", "hotstart", "train", str(folder), "--epochs", "100000",
+                             *TINY, "--out", str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=tmp_path)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.split()[:1] == ["0"]:
+            return proc, out, lines
+    proc.kill()
+    raise AssertionError("the run ended before its first epoch: " + proc.communicate()[1][-2000:])
+
+
+def _finish(proc, timeout=120):
+    import threading
+
+    timer = threading.Timer(timeout + 10, proc.kill)  # never hang the suite
     timer.start()
     try:
-        lines = []
-        for line in proc.stdout:
-            lines.append(line)
-            if line.split()[:1] == ["0"]:  # the first epoch's row: one whole epoch is finished
-                proc.send_signal(signal.SIGINT)
-                break
-        rest, err = proc.communicate(timeout=120)
+        return proc.communicate(timeout=timeout)
     finally:
         timer.cancel()
-    assert proc.returncode == 130, err
-    assert "interrupted" in err
+
+
+def _assert_finished_epochs_written(out, classes=("dark", "light")):
     with open(out / "history.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) >= 1 and rows[0]["epoch"] == "0"
@@ -255,29 +265,61 @@ def test_ctrl_c_writes_the_finished_epochs_and_exits_130(tmp_path, tiny_folder):
     import hotstart
 
     learner = hotstart.load_learner(out / "model")
-    assert learner.task.classes == ["dark", "light"]
+    assert learner.task.classes == list(classes)
+    return rows
 
 
-@pytest.mark.parametrize("content", ["junk", "not hotstart"])
-def test_predict_a_damaged_or_foreign_onnx_is_one_error_line(tmp_path, capsys, content):
-    from PIL import Image
+@pytest.mark.parametrize("sig, status", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_writes_the_finished_epochs_and_exits_128_plus_its_number(tmp_path, tiny_folder, sig, status):
+    """Ctrl-C, and SIGTERM as ``timeout``, docker and SLURM send it: the model as of the last whole
+    epoch, its history and plot; the checkpoint folder holds a checkpoint to resume from; "interrupted"
+    is said once. (SLURM's SIGUSR1 takes the same handler: cli/stop_signals.py, test_stop_signals.)"""
+    import signal
 
-    model = tmp_path / "model.onnx"
-    if content == "junk":
-        model.write_bytes(b"this is not a protobuf\x00\xff")
-    else:  # a valid ONNX model without hotstart's metadata
-        import onnx
-        from onnx import TensorProto, helper
+    ckpt = tmp_path / "ckpt"
+    proc, out, _ = _train_until_first_epoch(tmp_path, tiny_folder, "--checkpoint-dir", str(ckpt))
+    proc.send_signal(getattr(signal, sig))
+    _, err = _finish(proc)
+    assert proc.returncode == status, err
+    assert err.count("interrupted") == 1, err
+    assert sig in err and f"--resume {ckpt}" in err
+    rows = _assert_finished_epochs_written(out)
+    from hotstart.learner.checkpoint import checkpoints
 
-        graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
-                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
-                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])])
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
-    img = tmp_path / "img.png"
-    Image.new("L", (8, 8)).save(img)
-    assert main(["predict", str(model), str(img)]) == 1
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {model}: "), err
+    assert checkpoints(ckpt), "no checkpoint to resume from"
+    assert (out / "model" / "weights.safetensors").is_file() and len(rows) >= 1
+
+
+def test_a_damaged_image_in_a_later_epoch_writes_the_finished_epochs_first(tmp_path, tiny_folder):
+    """Images are read again every epoch: one damaged after the first epoch stops the run with a
+    one-line error naming it, after the finished epoch's model is written."""
+    proc, out, _ = _train_until_first_epoch(tmp_path, tiny_folder)
+    for path in sorted(tiny_folder.rglob("*.png")):
+        path.write_bytes(b"not a png any more")
+    _, err = _finish(proc)
+    assert proc.returncode == 1, err
     assert "Traceback" not in err
-    assert ("cannot load" if content == "junk" else "not a hotstart export") in lines[0]
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and ".png" in errors[0], err
+    assert "stopped by an error: wrote the" in err
+    _assert_finished_epochs_written(out)
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGUSR1"), reason="SIGUSR1 is POSIX only")
+def test_stop_signals():
+    """SLURM's SIGUSR1 (and TERM, INT) is recorded and raised at the batch's end as `Stopped`
+    (exit 128 + its number); a second signal raises at once; the handlers are put back."""
+    import signal
+
+    from hotstart.cli.stop_signals import Stopped, exit_status, stop_on_signals
+
+    before = signal.getsignal(signal.SIGUSR1)
+    with stop_on_signals() as stop:
+        os.kill(os.getpid(), signal.SIGUSR1)
+        assert stop.signum == signal.SIGUSR1
+        with pytest.raises(Stopped) as info:
+            stop.check()
+        assert exit_status(info.value) == 128 + signal.SIGUSR1 and isinstance(info.value, KeyboardInterrupt)
+        with pytest.raises(Stopped):
+            os.kill(os.getpid(), signal.SIGTERM)  # the second: at once
+    assert signal.getsignal(signal.SIGUSR1) is before

@@ -12,6 +12,7 @@ import textwrap
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -260,8 +261,9 @@ def test_export_failure_names_the_layer(deployed, tmp_path):
 
 
 @pytest.mark.slow
-def test_pt2_package_equals_eager_and_predicts(deployed, tmp_path, capsys):
-    """The one AOTInductor compile of the suite (about a minute on 2 cores): SmallCNN at 8x8."""
+def test_pt2_package_equals_eager_and_predicts(deployed, tmp_path, capsys, caplog):
+    """The one AOTInductor compile of the suite (about a minute on 2 cores): SmallCNN at 8x8. Without
+    torch's "No CUDA runtime is found" notice (logged on a CPU machine with a CUDA toolkit)."""
     from hotstart import ImageClassificationSingle, tasklearner
     from hotstart.cli import main
     from hotstart.export.pt2 import load_pt2
@@ -271,6 +273,7 @@ def test_pt2_package_equals_eager_and_predicts(deployed, tmp_path, capsys):
     path = tmp_path / "digits.pt2"
     report = learner.export(path, inductor_configs={"aot_inductor.compile_wrapper_opt_level": "O0"})
     assert report.max_abs_diff <= 1e-4
+    assert "No CUDA runtime" not in caplog.text + capsys.readouterr().err
     names = zipfile.ZipFile(path).namelist()
     assert any(n.endswith(".so") for n in names) and not any(n.endswith((".pkl", "data.pkl")) for n in names)
     model, meta = load_pt2(path)
@@ -287,6 +290,27 @@ def test_pt2_package_equals_eager_and_predicts(deployed, tmp_path, capsys):
     from PIL import Image
 
     assert out["label"] == learner.predict(Image.open(deployed.files[0]))[0]
+
+    # A package that fails the check never replaces `path`: the previous file stays as it was, and
+    # no temporary file is left. The compile is this test's real package again (copied: a second
+    # compile would cost another minute), so the load and the check are real; tolerance=-1 fails.
+    from hotstart.export import ExportError
+
+    package, previous = path.read_bytes(), b"the previous export"
+    path.write_bytes(previous)
+
+    def compile_again(program, package_path, inductor_configs=None):
+        if hasattr(package_path, "write"):
+            package_path.write(package)
+        else:
+            Path(package_path).write_bytes(package)
+        return package_path
+
+    with mock.patch.object(torch._inductor, "aoti_compile_and_package", compile_again):
+        with pytest.raises(ExportError, match="differ by up to"):
+            learner.export(path, tolerance=-1.0)
+    assert path.read_bytes() == previous
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["digits.pt2"]
 
 
 def test_multilabel_export_and_predictor_agree_with_the_learner(deployed, tmp_path):

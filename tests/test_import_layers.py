@@ -1,4 +1,4 @@
-"""No import cycle between hotstart's subpackages, lazy imports included.
+"""No import cycle between hotstart's subpackages, nor between the files of one, lazy imports included.
 
 Every ``import`` / ``from ... import`` statement in every module is read with `ast` (those at
 module level and those inside functions alike, since a lazy import is still a dependency), plus
@@ -6,6 +6,9 @@ module level and those inside functions alike, since a lazy import is still a de
 belongs to a unit: its subpackage (``hotstart.learner.loop`` -> ``learner``) or, for a top-level
 module, the module itself (``hotstart.atomic`` -> ``atomic``). The root package
 (``hotstart/__init__.py``, ``hotstart/__main__.py``) only dispatches and is no unit.
+
+Inside a subpackage the same holds file by file (`file_graph`): ``loop.py -> serialization.py ->
+tasklearner.py -> loop.py`` would be a circle of files even where the subpackages are in order.
 """
 from __future__ import annotations
 
@@ -29,23 +32,34 @@ def _module_name(path: Path, root: Path) -> tuple[str, str]:
     return ".".join(parts), ".".join(parts[:-1])
 
 
+def _from_module(node: ast.ImportFrom, package: str) -> str:
+    """The absolute name of the module a ``from ... import`` reads, its relative dots resolved."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _import_module_name(node: ast.AST) -> str | None:
+    """The literal name in an ``importlib.import_module("...")`` call, else None."""
+    if (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        return node.args[0].value
+    return None
+
+
 def _imported_names(tree: ast.AST, package: str) -> set[str]:
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
+            module = _from_module(node, package)
             names.add(module)
             names.update(f"{module}.{a.name}" for a in node.names)  # `from pkg import submodule`
-        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            names.add(node.args[0].value)
+        elif _import_module_name(node):
+            names.add(_import_module_name(node))
     return names
 
 
@@ -140,3 +154,58 @@ def test_the_walk_sees_lazy_and_relative_imports_and_finds_cycles(tmp_path):
 def test_top_level_modules_are_units(top_level):
     edges = hotstart_graph()
     assert top_level in edges["compile_cache"]  # the manifest is written with hotstart.atomic
+
+
+def _file_imports(tree: ast.AST, package: str, modules: set[str]) -> set[str]:
+    """The hotstart modules a file imports. ``from pkg import sub`` names the module ``pkg.sub``
+    when `sub` is one (not ``pkg`` itself: the package is only where Python looks it up);
+    ``from pkg import name`` names ``pkg`` (its ``__init__``)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = _from_module(node, package)
+            subs = {f"{module}.{a.name}" for a in node.names} & modules
+            found |= subs
+            if len(subs) < len(node.names):
+                found.add(module)
+        elif _import_module_name(node):
+            found.add(_import_module_name(node))
+    return found & modules
+
+
+def file_graph(root: Path) -> dict[str, set[str]]:
+    """module -> the other hotstart modules it imports (anywhere in its code), package __init__s included."""
+    paths = sorted(root.rglob("*.py"))
+    modules = {_module_name(p, root)[0] for p in paths}
+    edges = {}
+    for path in paths:
+        module, package = _module_name(path, root)
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        edges[module] = _file_imports(tree, package, modules) - {module}
+    return edges
+
+
+def test_no_import_cycle_between_files():
+    """Not even inside one subpackage (two files that import each other are one file in two parts)."""
+    edges = file_graph(ROOT)
+    assert {"hotstart.learner.loop", "hotstart.learner.serialization", "hotstart.cli.train"} <= set(edges)
+    cycles = find_cycles(edges)
+    assert cycles == [], "import cycles between hotstart's files: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_file_walk_finds_a_cycle_inside_a_subpackage(tmp_path):
+    """The checker itself: a lazy, relative circle of two files in one subpackage is found, and
+    ``from . import sibling`` is an edge to the sibling, not to the package."""
+    pkg = tmp_path / "pkgy"
+    (pkg / "a").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "__init__.py").write_text("from .one import f\n")
+    (pkg / "a" / "one.py").write_text("from . import two\n")
+    (pkg / "a" / "two.py").write_text("def g():\n    from .one import f\n    return f\n")
+    edges = file_graph(pkg)
+    assert edges["pkgy.a.one"] == {"pkgy.a.two"} and edges["pkgy.a"] == {"pkgy.a.one"}
+    assert find_cycles(edges) == [["pkgy.a.one", "pkgy.a.two", "pkgy.a.one"]]
+    (pkg / "a" / "two.py").write_text("")
+    assert find_cycles(file_graph(pkg)) == []

@@ -33,6 +33,16 @@ def _table_task():
     return task.setup(([s[0] for s in samples], [s[1] for s in samples]))
 
 
+def _series_task():
+    from hotstart.blocks import TimeSeries
+    from hotstart.tasks import TSClassificationSingle
+
+    task = TSClassificationSingle((TimeSeries(2, length=20), Label(["a", "b"])))
+    rng = np.random.default_rng(0)
+    samples = [task.mock_sample(rng) for _ in range(8)]
+    return task.setup(([s[0] for s in samples], [s[1] for s in samples]))
+
+
 def _module():
     return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
 
@@ -45,6 +55,8 @@ CASES = {
     "module": (_image_task, _module),
     "TabularModel": (_table_task, lambda: None),
     "unet": (lambda: ImageSegmentation((Image(channels=1), Mask(["bg", "fg"])), size=(16, 16)), lambda: None),
+    "inceptiontime": (_series_task, lambda: "inceptiontime"),
+    "resnet1d": (_series_task, lambda: "resnet1d"),
 }
 
 

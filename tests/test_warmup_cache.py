@@ -70,6 +70,58 @@ def test_clear_refuses_a_folder_that_is_not_a_compile_cache(tmp_path, capsys):
         clear(tmp_path)
 
 
+def test_clear_dry_run_deletes_nothing_and_says_what_clear_would(tmp_path, capsys):
+    _fake_inductor_cache(tmp_path)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert warmup_main(["--cache-dir", str(tmp_path), "--clear", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would delete" in out and "inductor" in out and "manifest.json" in out
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert warmup_main(["--cache-dir", str(tmp_path), "--clear"]) == 0  # the real one still does
+    assert not (tmp_path / "inductor").exists()
+
+
+def test_clear_refuses_an_inductor_folder_that_no_manifest_marks(tmp_path, capsys):
+    """An ``inductor/`` folder with Inductor-like subfolders is not enough: only hotstart's manifest
+    marks a folder as its compile cache."""
+    (tmp_path / "inductor" / "cache").mkdir(parents=True)
+    (tmp_path / "inductor" / "cache" / "results.bin").write_bytes(b"someone else's")
+    (tmp_path / "inductor" / "fxgraph").mkdir()
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert warmup_main(["--cache-dir", str(tmp_path), "--clear"]) == 2
+    assert "refusing" in capsys.readouterr().err
+    assert warmup_main(["--cache-dir", str(tmp_path), "--clear", "--dry-run"]) == 2
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_a_folder_marked_before_compiling_can_be_cleared(tmp_path):
+    """`mark_cache` (run before anything is compiled into a folder) makes it clearable, keeps a sound
+    manifest's entries, and repairs a damaged one."""
+    from hotstart.compile_cache.manifest import mark_cache
+
+    mark_cache(tmp_path)
+    assert load_manifest(tmp_path) == ({"format": FORMAT, "entries": {}}, None)
+    record(KEY, workload="w", seconds=1.0, device="cpu", root=tmp_path)
+    mark_cache(tmp_path)
+    assert KEY in read_manifest(tmp_path)["entries"]
+    (tmp_path / "manifest.json").write_bytes(b"{not json")
+    mark_cache(tmp_path)
+    assert load_manifest(tmp_path) == ({"format": FORMAT, "entries": {}}, None)
+    (tmp_path / "inductor" / "fxgraph").mkdir(parents=True)
+    assert {p.name for p in clear(tmp_path)} >= {"inductor", "manifest.json"}
+
+
+def test_warmup_progress_to_a_pipe_is_plain_lines(tmp_path, capsys, monkeypatch):
+    """Captured stderr is not a terminal: one line per workload, no ``\r`` bar."""
+    monkeypatch.syspath_prepend(str(HERE.parent))
+    report = warmup.run(only=["user_tiny*"], budget=0.0, cache_dir=tmp_path, modules=["tests.warmup_fixtures.userpkg_warm"],
+                        include_builtin=False, progress=True)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert [line for line in err.splitlines() if line.startswith("warmup ")] == [
+        f"warmup {i + 1}/2: {r.name}" for i, r in enumerate(report.results)]
+
+
 def test_clear_of_a_missing_or_empty_folder_is_a_no_op(tmp_path):
     assert clear(tmp_path / "never-made") == []
     assert clear(tmp_path) == [] and tmp_path.exists()

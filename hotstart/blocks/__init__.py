@@ -11,7 +11,8 @@ from .image import Image
 from .label import Label, LabelMulti
 from .spatial import Continuous, Keypoints, Mask
 from .table import TableRow, TableTensor
+from .timeseries import SeriesTensor, TimeSeries
 
 __all__ = ["Block", "BlockValueError", "Image", "Label", "LabelMulti", "Mask", "Keypoints",
            "Continuous", "ImageTensor", "ClassIndex", "OneHotTensor", "TableRow", "TableTensor",
-           "KeypointTensor"]
+           "KeypointTensor", "TimeSeries", "SeriesTensor"]

@@ -7,30 +7,21 @@ A block never holds data and never touches ``torch.nn``. It knows how to check a
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ..errors import HotstartError
-from ..kinds import KindRegistry, freeze
+from ..errors import HotstartError, UsageTypeError
+from ..kinds import Kinded
 
 
 class BlockValueError(HotstartError, ValueError):
     """A value does not fit its block; the message says which block and what is wrong."""
 
 
-class Block:
-    """Base class. Subclasses implement `_problem(value) -> str | None` and `mock(rng)`."""
-
-    # The name in JSON: the short name for hotstart's own blocks, module.qualname for others
-    # (see hotstart/kinds.py). Every subclass registers itself when it is defined: lookups only,
-    # nothing is ever imported because a file names it.
-    kind: ClassVar[str] = "Block"
-    _kinds: ClassVar[KindRegistry] = KindRegistry("block")
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls.kind = Block._kinds.register(cls)
+class Block(Kinded, family="block"):
+    """Base class. Subclasses implement `_problem(value) -> str | None` and `mock(rng)`; the JSON
+    round trip, equality and hashing come from `Kinded` (hotstart/kinds.py), from `_params()`."""
 
     # --- checking -----------------------------------------------------------------
     def _problem(self, value: Any) -> str | None:
@@ -54,29 +45,6 @@ class Block:
         """A valid random value, drawn only from `rng`."""
         raise NotImplementedError
 
-    # --- JSON -----------------------------------------------------------------------
-    def _params(self) -> dict[str, Any]:
-        """Constructor arguments, JSON-compatible."""
-        return {}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **self._params()}
-
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> "Block":
-        """The block a `to_dict` result describes (`UnknownKindError` for an unknown kind)."""
-        if not isinstance(d, dict):
-            raise TypeError(f"a block is described by a dict (JSON object), got {d!r}")
-        d = dict(d)
-        return Block._kinds.resolve(d.pop("kind", None))(**d)
-
-    # --- value semantics ----------------------------------------------------------
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._params() == other._params()
-
-    def __hash__(self) -> int:
-        return hash((type(self), freeze(self._params())))  # equal blocks hash equal (1 == 1.0)
-
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={_short(v)}" for k, v in self._params().items())
         return f"{type(self).__name__}({args})"
@@ -97,7 +65,7 @@ def is_tensor(x: Any) -> bool:
 def require_rng(rng: Any) -> np.random.Generator:
     """Mocks draw only from an explicit generator; refuse anything else (no global RNG)."""
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(
+        raise UsageTypeError(
             f"mock() needs a numpy.random.Generator (e.g. numpy.random.default_rng(0)), got {type(rng).__name__}"
         )
     return rng

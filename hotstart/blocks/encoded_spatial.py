@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UsageError
 from .base import Block, is_tensor, require_rng
 
 
@@ -14,7 +15,7 @@ class KeypointTensor(Block):
 
     def __init__(self, n: int):
         if int(n) < 1:
-            raise ValueError(f"KeypointTensor(n=...) must be at least 1, got {n!r}")
+            raise UsageError(f"KeypointTensor(n=...) must be at least 1, got {n!r}")
         self.n = int(n)
 
     def _params(self):

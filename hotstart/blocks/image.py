@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UsageError
 from ..predictor import (array_image_problem, array_to_pil, pil_image_problem, pixel_values_problem,
                          to_l_or_rgb, upright)
 from .base import Block, is_tensor, require_rng
@@ -47,11 +48,11 @@ class Image(Block):
 
     def __init__(self, channels: int | None = None, size=None):
         if channels not in (None, 1, 3):
-            raise ValueError(f"Image(channels=...) must be 1, 3 or None, got {channels!r}")
+            raise UsageError(f"Image(channels=...) must be 1, 3 or None, got {channels!r}")
         self.channels = channels
         self.size = None if size is None else tuple(int(s) for s in size)
         if self.size is not None and (len(self.size) != 2 or min(self.size) < 1):
-            raise ValueError(f"Image(size=...) must be (height, width) with positive values, got {size!r}")
+            raise UsageError(f"Image(size=...) must be (height, width) with positive values, got {size!r}")
 
     def _params(self):
         p = {"channels": self.channels}

@@ -12,7 +12,7 @@ from .base import Block, require_rng
 def _as_classes(classes: Iterable[Any], who: str) -> list:
     classes = list(classes)
     if not classes:
-        raise ValueError(f"{who}(classes=...) needs at least one class")
+        raise UsageError(f"{who}(classes=...) needs at least one class")
     classes = [c.item() if hasattr(c, "item") else c for c in classes]  # numpy scalars -> JSON-able
     # Repeats are dropped, first occurrence kept, so ``Label(labels)`` works on a column of
     # labels as it does in FastAI.jl; use `Label.from_data` for sorted classes.
@@ -31,7 +31,7 @@ class Label(Block):
         """Learn the classes from data: the sorted distinct values."""
         values = [v.item() if hasattr(v, "item") else v for v in values]
         if not values:
-            raise ValueError("Label.from_data: no values to learn classes from (empty dataset?)")
+            raise UsageError("Label.from_data: no values to learn classes from (empty dataset?)")
         return cls(sorted(set(values)))
 
     def _params(self):
@@ -74,7 +74,7 @@ class LabelMulti(Block):
     def from_data(cls, values: Iterable[Iterable[Any]]) -> "LabelMulti":
         values = list(values)
         if not values:
-            raise ValueError("LabelMulti.from_data: no values to learn classes from (empty dataset?)")
+            raise UsageError("LabelMulti.from_data: no values to learn classes from (empty dataset?)")
         return cls(sorted({c for v in values for c in v}))
 
     def _params(self):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UsageError
 from .base import Block, is_tensor, require_rng
 from .label import _as_classes, _preview
 
@@ -39,7 +40,7 @@ class Keypoints(Block):
 
     def __init__(self, n: int):
         if int(n) < 1:
-            raise ValueError(f"Keypoints(n=...) must be at least 1, got {n!r}")
+            raise UsageError(f"Keypoints(n=...) must be at least 1, got {n!r}")
         self.n = int(n)
 
     def _params(self):
@@ -62,7 +63,7 @@ class Continuous(Block):
 
     def __init__(self, n: int):
         if int(n) < 1:
-            raise ValueError(f"Continuous(n=...) must be at least 1, got {n!r}")
+            raise UsageError(f"Continuous(n=...) must be at least 1, got {n!r}")
         self.n = int(n)
 
     def _params(self):

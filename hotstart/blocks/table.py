@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import UsageError, UsageTypeError
 from .base import Block, is_tensor, require_rng
 
 
@@ -44,7 +44,7 @@ def category_key(value: Any) -> str | None:
         return str(int(f)) if f.is_integer() else repr(f)
     if isinstance(value, str):
         return value
-    raise TypeError(f"a category must be text, a number, a bool or missing, got {type(value).__name__} {value!r}")
+    raise UsageTypeError(f"a category must be text, a number, a bool or missing, got {type(value).__name__} {value!r}")
 
 
 def as_row(value: Any) -> Any:
@@ -165,7 +165,7 @@ def _names(columns: Iterable[str], what: str) -> list[str]:
     names = list(columns)
     bad = [c for c in names if not isinstance(c, str) or not c]
     if bad:
-        raise TypeError(f"TableRow({what}=...) takes column names (non-empty text), got {bad!r}")
+        raise UsageTypeError(f"TableRow({what}=...) takes column names (non-empty text), got {bad!r}")
     if len(set(names)) != len(names):
         raise UsageError(f"TableRow({what}=...) lists a column twice: {names}")
     return names

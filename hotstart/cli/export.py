@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from .preflight import model_folder
 
 BUNDLE_README = """# {name}: a hotstart model that runs without torch
 
@@ -63,19 +64,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return e
 
 
-def model_folder(path) -> Path:
-    """MODEL_DIR, or its ``model/`` subfolder (train's --out layout)."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such folder")
-    if not (path / "task.json").is_file() and (path / "model" / "task.json").is_file():
-        return path / "model"
-    return path
-
-
 def run(args) -> int:
-    from ..learner import load_learner
-
     if args.out is None and args.bundle is None:
         raise UsageError("export: pass --out FILE (and/or --bundle DIR)")
     fmt = args.format or ("pt2" if args.out and args.out.lower().endswith(".pt2") else "onnx")
@@ -90,8 +79,10 @@ def run(args) -> int:
     extra = {"vendor": args.vendor} if fmt == "web" else {}
     if fmt == "c":
         extra = {"harness": args.harness, "ram_limit": args.ram_limit}
+    folder = model_folder(args.model_dir)  # before torch is imported: a wrong folder fails in a second
     check_destinations(args, fmt)
-    folder = model_folder(args.model_dir)
+    from ..learner import load_learner
+
     data = _data_for(args, folder) if args.quantize or fmt == "c" else None
     learner = load_learner(folder, data, valid_pct=args.valid_pct, seed=args.seed, progress=False)
     from ..export import ExportError

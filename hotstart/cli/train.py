@@ -6,13 +6,24 @@
     python -m hotstart train table.csv --task tabular --target price    # a table's own columns
     python -m hotstart train --task segmentation     # digits-segmentation; or PATH with images/ masks/ --classes
     python -m hotstart train --task keypoints        # discs; or a CSV with --path-col --point-cols x0,y0
+    python -m hotstart train --task timeseries       # GunPoint; or a .ts file / built-in set (cli/train_timeseries.py)
     python -m hotstart train --devices 2 --checkpoint-dir runs/ckpt   # 2 processes (DDP), checkpoints
     python -m hotstart train --devices 2 --resume runs/ckpt           # continue after a kill
 
 PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
 The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
-Ctrl-C writes what is finished (the model as of the last whole epoch, its history and loss plot)
-and exits with 130.
+An --out that holds an earlier run is refused unless --overwrite (or --resume): see
+`preflight.check_out` for why refusing, not numbering the runs.
+
+Stopping: Ctrl-C, SIGTERM (``timeout``, docker, SLURM) and SIGUSR1 (SLURM's ``--signal``) stop
+at the end of a batch (several processes: of the epoch; cli/stop_signals.py) and write what is finished (the model as of the last whole epoch, its history and loss plot; the
+checkpoints of --checkpoint-dir are complete, and --resume continues from the newest) and exit
+with 128 + the signal's number (130, 143, 138). An error in a later epoch (a damaged image) also
+writes the finished epochs first, then prints its one line and exits with 1.
+
+Fail fast: paths, CSV columns and --out are checked before torch is imported (cli/preflight.py).
+A fit with very few optimizer steps, or validation at chance while the training loss falls, ends
+with a hint of what to change (learner/callbacks/training_hint.py).
 
 Output: on a terminal, progress bars and the epoch table; to a file or a pipe, the epoch table
 only (bars there are a stream of ``\r`` updates). ``--no-progress``: never bars; ``--quiet``:
@@ -24,6 +35,8 @@ import argparse
 import csv
 import sys
 from pathlib import Path
+
+from .stop_signals import exit_status, signal_name, stop_on_signals
 
 _COMPILE = {"auto": "auto", "on": True, "off": False}
 
@@ -48,16 +61,21 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--label-sep", default=None, help="CSV: separator of multiple labels per row")
     t.add_argument("--allow-outside", action="store_true",
                    help="CSV: allow absolute paths and paths outside the table's folder")
-    t.add_argument("--task", choices=["image", "classification", "tabular", "segmentation", "keypoints"], default=None,
+    t.add_argument("--task", choices=["image", "classification", "tabular", "segmentation", "keypoints", "timeseries"], default=None,
                    help="image / classification (default): a label per image; tabular: predict a CSV column from the "
                         "others (see --target); segmentation: a class per pixel (PATH holds images/ and masks/, "
                         "with --classes; default data: digits-segmentation); keypoints: points (PATH is a CSV with "
-                        "--point-cols; default data: discs)")
+                        "--point-cols; default data: discs); timeseries: a class or a number per series (PATH is a .ts "
+                        "file or a built-in set's name; default: GunPoint; --backbone inceptiontime or resnet1d)")
     t.add_argument("--classes", default=None, help="segmentation: comma-separated class names, mask value order")
     t.add_argument("--point-cols", default=None, help="keypoints CSV: comma-separated x0,y0,x1,y1,... columns")
     t.add_argument("--target", default=None,
                    help="tabular: the column to predict (implies --task tabular); without PATH, the built-in penguins")
-    t.add_argument("--out", default="runs/hotstart", help="output folder (default: runs/hotstart)")
+    t.add_argument("--out", default="runs/hotstart",
+                   help="output folder (default: runs/hotstart); one that holds an earlier run is refused, so "
+                        "that no model is replaced silently and commands naming the folder keep meaning it: "
+                        "pass another folder, or --overwrite")
+    t.add_argument("--overwrite", action="store_true", help="replace the earlier run in --out")
     t.add_argument("--compile", choices=list(_COMPILE), default="auto",
                    help="torch.compile the backbone: auto (default) compiles only where it pays and the "
                         "compile cache is warm (python -m hotstart.warmup), i.e. on CUDA, never on CPU; "
@@ -160,10 +178,19 @@ def _make_task(args, blocks, builtin: bool):
 
 
 def run(args) -> int:
-    if getattr(args, "task", None) == "tabular" or (getattr(args, "task", None) is None and getattr(args, "target", None)):
+    from .preflight import check_train
+
+    check_train(args)  # paths, CSV columns, --out: before torch is imported
+    tabular = getattr(args, "task", None) == "tabular" or (getattr(args, "task", None) is None
+                                                           and getattr(args, "target", None))
+    if tabular:
         from .train_tabular import DEFAULT_LR, build_tabular_learner
 
         learner, default_lr = build_tabular_learner(args), DEFAULT_LR
+    elif getattr(args, "task", None) == "timeseries":  # series: hotstart/cli/train_timeseries.py
+        from .train_timeseries import DEFAULT_LR, build_timeseries_learner
+
+        learner, default_lr = build_timeseries_learner(args), DEFAULT_LR
     else:
         check_arguments(args)  # a misspelled backbone or no network for --pretrained: before any data
         learner, default_lr = build_learner(args), (3e-3 if args.backbone is None else 1e-3)
@@ -171,19 +198,19 @@ def run(args) -> int:
     out = Path(args.out)
     finished = _last_epoch_weights()
     resume = getattr(args, "resume", None)
+    checkpoint_dir = getattr(args, "checkpoint_dir", None) or resume
     try:
-        learner.fit_one_cycle(args.epochs, lr, callbacks=[finished], accumulate=getattr(args, "accumulate", 1),
-                              checkpoint_dir=getattr(args, "checkpoint_dir", None) or resume,
-                              checkpoint_every=getattr(args, "checkpoint_every", None), resume=resume)
-    except KeyboardInterrupt:
-        if finished.state is None or finished.n_epochs == 0:
-            print("interrupted before the first epoch finished: nothing written", file=sys.stderr)
-            raise
-        finished.restore(learner)  # the weights (and loss curve) that go with the history
-        written = write_outputs(learner, out)
-        print(f"interrupted: wrote the {len(learner.history)} finished epoch(s) to {', '.join(map(str, written))}",
-              file=sys.stderr)
-        raise
+        with stop_on_signals() as stop:  # Ctrl-C, SIGTERM, SIGUSR1: stop at the end of a batch
+            callbacks = [finished, _stop_at_batch_end(stop), _hint(args, learner, tabular)]
+            learner.fit_one_cycle(args.epochs, lr, callbacks=callbacks,
+                                  accumulate=getattr(args, "accumulate", 1), checkpoint_dir=checkpoint_dir,
+                                  checkpoint_every=getattr(args, "checkpoint_every", None), resume=resume)
+    except KeyboardInterrupt as stop:
+        write_finished(learner, finished, out, f"interrupted ({signal_name(stop)})", checkpoint_dir)
+        return exit_status(stop)
+    except Exception:
+        write_finished(learner, finished, out, "stopped by an error", checkpoint_dir)
+        raise  # the CLI prints its one line (a user error) or its traceback (a bug)
     written = write_outputs(learner, out)
     if not learner.backend.is_global_zero:
         return 0
@@ -191,6 +218,43 @@ def run(args) -> int:
     summary = ", ".join(f"{k} {v:.4f}" for k, v in final.items() if k not in ("epoch", "time"))
     print(f"done: {summary}\nwrote {', '.join(map(str, written))}")
     return 0
+
+
+def write_finished(learner, finished, out: Path, why: str, checkpoint_dir) -> None:
+    """After an interrupt or an error: write the model as of the last whole epoch (with its
+    history and loss plot) and say what was written, in one line on stderr (first process only)."""
+    loud = learner.backend.is_global_zero
+    if finished.state is None or finished.n_epochs == 0:
+        if loud:
+            print(f"{why} before the first epoch finished: nothing written", file=sys.stderr)
+        return
+    finished.restore(learner)  # the weights (and loss curve) that go with the history
+    written = write_outputs(learner, out)
+    if not loud:
+        return
+    note = ""
+    if checkpoint_dir is not None:
+        from ..learner.checkpoint import checkpoints
+
+        found = checkpoints(checkpoint_dir)
+        if found:
+            note = f"; checkpoint {found[-1]} (continue with --resume {checkpoint_dir})"
+    print(f"{why}: wrote the {len(learner.history)} finished epoch(s) to {', '.join(map(str, written))}{note}",
+          file=sys.stderr)
+
+
+def _hint(args, learner, tabular: bool):
+    """The end-of-fit hint, its advice in this command's options."""
+    from ..learner.callbacks.training_hint import TrainingHint
+
+    task = learner.task
+    classes = getattr(task, "classes", None)
+    advice = [f"more --epochs (now {args.epochs})", f"a smaller --batch-size (now {args.batch_size})"]
+    if not tabular and getattr(args, "backbone", None) is not None:
+        advice.append("the default small CNN (leave out --backbone)")
+        if not getattr(args, "pretrained", False):
+            advice.append("--pretrained weights")
+    return TrainingHint(len(classes) if classes else None, advice=", ".join(advice))
 
 
 def check_arguments(args) -> None:
@@ -214,18 +278,14 @@ def build_learner(args):
         what = f"{len(task.classes)} classes" if hasattr(task, "classes") else f"{task.n} point(s)"
         print(f"data: {name}, {len(data[0])} samples, {what}; task:")
         task.describe()
-    callbacks = [] if (args.quiet or not args.no_progress) else [_progress(bars=False)]
+    from .progress import progress_callbacks
+
+    callbacks = progress_callbacks(args)
     return tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
                        batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
                        num_workers=args.workers, compile=_COMPILE[args.compile], callbacks=callbacks,
                        progress=not (args.quiet or args.no_progress),
                        devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))
-
-
-def _progress(**kwargs):
-    from ..learner.callbacks.progress import Progress
-
-    return Progress(**kwargs)
 
 
 def _last_epoch_weights():
@@ -252,6 +312,30 @@ def _last_epoch_weights():
             del rec.history[self.n_epochs:], rec.losses[self.n_losses:], rec.lrs[self.n_losses:]
 
     return LastEpochWeights()
+
+
+def _stop_at_batch_end(request):
+    """A callback that raises the signal `request` holds (stop_signals.py): at the end of a batch in
+    one process; with several, at the start of the next epoch, where all of them agree (an
+    all-reduce of the request) so that none is left waiting in a collective the others never join."""
+    from ..learner.callbacks.base import Callback
+    from .stop_signals import Stopped
+
+    class StopAtBatchEnd(Callback):
+        order = 100  # after every other callback has seen the batch
+
+        def after_batch(self):
+            if self.learner.backend.world_size == 1:
+                request.check()
+
+        def before_epoch(self):
+            backend = self.learner.backend
+            if backend.world_size > 1:
+                signum = int(backend.all_reduce_max(float(request.signum or 0)))
+                if signum:
+                    raise Stopped(signum)
+
+    return StopAtBatchEnd()
 
 
 def write_outputs(learner, out: Path) -> list[Path]:

@@ -24,7 +24,7 @@ def build_tabular_learner(args):
     from ..learner import tasklearner
     from ..tasks import TabularClassificationSingle, TabularRegression
     from ..errors import UsageError
-    from .train import _progress
+    from .progress import progress_callbacks
 
     if not args.target:
         raise UsageError("--task tabular needs --target COLUMN (the column to predict)")
@@ -38,9 +38,7 @@ def build_tabular_learner(args):
         data, blocks = datasets.load("penguins", target=args.target)
         name = "penguins"
     else:
-        path = Path(args.path)
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file (--task tabular takes a CSV table)")
+        path = Path(args.path)  # checked before torch was imported (preflight.check_train)
         data, blocks = datasets.TableData(path, target=args.target, dropna_target=True)
         name = str(path)
     regression = isinstance(blocks[1], Continuous)
@@ -50,7 +48,7 @@ def build_tabular_learner(args):
     if not args.quiet:
         print(f"data: {name}, {len(data[0])} rows with a target; target {args.target!r} ({kind}); "
               f"categorical {row.categorical}; continuous {row.continuous}")
-    callbacks = [] if (args.quiet or not args.no_progress) else [_progress(bars=False)]
+    callbacks = progress_callbacks(args)
     return tasklearner(task, data, batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
                        num_workers=args.workers, callbacks=callbacks, progress=not (args.quiet or args.no_progress),
                        devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))

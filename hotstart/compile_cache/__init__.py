@@ -9,6 +9,8 @@ and this package imports neither of them (it sees a task and a model only by duc
     manifest.py  what the warmup has warmed (JSON, written atomically, merged under a lock)
     policy.py    ``compile="auto"``: compile only when warm and when it pays on the device
     compile.py   `compile_backbone`: compile a TaskModel's backbone into the cache
+    quiet.py     `quiet_torch_notices`: drop torch's "No CUDA runtime" notice while compiling
+    clear.py     `clear`: delete the cache, only where the manifest marks it (``warmup --clear``)
 """
 from .cache import ENV_VAR, cache_dir, inductor_cache, inductor_dir
 from .compile import CompiledBackbone, compile_backbone, compile_context

@@ -3,8 +3,11 @@
 The cache root is shared: hotstart's downloaded datasets live beside the compile cache
 (``<user cache>/hotstart/datasets``), and ``--cache-dir`` may name any folder. So clearing removes
 only the compile cache's own entries, the Inductor folder and the manifest (with its lock and any
-temporary file a killed write left behind), and refuses a folder that does not look like a compile
-cache rather than guessing.
+temporary file a killed write left behind), and only in a folder that hotstart's manifest marks as
+its compile cache (`manifest.mark_cache` writes it before anything is compiled there). An
+``inductor/`` folder alone is not enough: it is a common name, and guessing from its subfolders
+once deleted a folder that was not ours. `paths_to_clear` says what `clear` would delete, for
+``--clear --dry-run``.
 """
 from __future__ import annotations
 
@@ -17,8 +20,6 @@ from .manifest import FORMAT, LOCK, MANIFEST
 from ..errors import HotstartError
 
 INDUCTOR = "inductor"
-# what Inductor / AOTAutograd / Triton create in TORCHINDUCTOR_CACHE_DIR
-_INDUCTOR_MARKS = {"fxgraph", "aotautograd", "locks", "triton", "cache", "gcc", "precompiled_headers"}
 
 
 class NotACompileCache(HotstartError, ValueError):
@@ -33,18 +34,9 @@ def _has_hotstart_manifest(root: Path) -> bool:
     return isinstance(data, dict) and data.get("format") == FORMAT
 
 
-def _has_inductor_folder(root: Path) -> bool:
-    folder = root / INDUCTOR
-    if not folder.is_dir() or folder.is_symlink():
-        return False
-    names = {p.name for p in folder.iterdir()}
-    return not names or bool(names & _INDUCTOR_MARKS)  # empty: made by inductor_cache, nothing compiled yet
-
-
 def looks_like_compile_cache(root) -> bool:
-    """A manifest in hotstart's format, or an Inductor folder with Inductor's own subfolders."""
-    root = Path(root)
-    return _has_hotstart_manifest(root) or _has_inductor_folder(root)
+    """Does `root` hold a manifest in hotstart's format (the mark of its compile cache)?"""
+    return _has_hotstart_manifest(Path(root))
 
 
 def compile_cache_paths(root) -> list[Path]:
@@ -55,25 +47,31 @@ def compile_cache_paths(root) -> list[Path]:
     return [p for p in paths if p.exists() or p.is_symlink()]
 
 
-def clear(root=None) -> list[Path]:
-    """Remove the compile cache in `root` (default: the user cache) and return what was removed.
+def paths_to_clear(root=None) -> list[Path]:
+    """What `clear` would delete in `root` (default: the user cache); deletes nothing.
 
-    Raises `NotACompileCache` (naming the folder and what it lacks) if `root` holds files but
-    neither a hotstart manifest nor an Inductor cache folder; deletes nothing then. A folder
-    with nothing of ours (missing, empty, or only downloaded datasets) is left alone: ``[]``.
+    Raises `NotACompileCache` (naming the folder and what it lacks) if `root` holds files but no
+    hotstart manifest. A folder with nothing of ours (missing, empty, or only downloaded datasets)
+    gives ``[]``.
     """
     root = cache_dir(root)
     if not root.is_dir():
         return []
-    ours = compile_cache_paths(root)
     if not looks_like_compile_cache(root):
         others = sorted(p.name for p in root.iterdir() if p.name != "datasets")
         if not others:
             return []
         raise NotACompileCache(
-            f"{root} does not look like a hotstart compile cache (no {MANIFEST} of format {FORMAT!r} and no "
-            f"{INDUCTOR}/ folder of Inductor's); it holds {others[:5]}{' ...' if len(others) > 5 else ''}. "
-            "Nothing was deleted.")
+            f"{root} is not marked as a hotstart compile cache (no {MANIFEST} of format {FORMAT!r}); it holds "
+            f"{others[:5]}{' ...' if len(others) > 5 else ''}. Nothing was deleted (if it is an old cache, "
+            "delete it by hand).")
+    return compile_cache_paths(root)
+
+
+def clear(root=None) -> list[Path]:
+    """Remove the compile cache in `root` (default: the user cache) and return what was removed;
+    refuses as `paths_to_clear` does (deleting nothing then)."""
+    ours = paths_to_clear(root)
     for p in ours:
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 
 from .cache import cache_dir, inductor_cache
+from .manifest import mark_cache
 
 
 class CompiledBackbone:
@@ -52,6 +53,7 @@ def compile_backbone(model, *, cache_root=None):
     and leaves ``os.environ`` and torch's config as they were.
     """
     root = cache_dir(cache_root)
+    mark_cache(root)  # so that ``warmup --clear`` knows the folder for hotstart's
     with inductor_cache(root):  # importing torch._dynamo already reads (and sets) the cache dir
         model.backbone.compile()
     model.compile_context = lambda: compile_context(root)  # instance attribute; not in state_dict

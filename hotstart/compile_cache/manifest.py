@@ -162,5 +162,20 @@ def record(key: str, *, workload: str, seconds: float, device: str, root=None) -
         atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
 
 
+def mark_cache(root=None) -> None:
+    """Write an empty manifest into `root` unless a sound one is there: the mark that this folder is
+    hotstart's compile cache, which is what lets ``python -m hotstart.warmup --clear`` delete it
+    (it refuses a folder without it). Called before anything is compiled into the folder."""
+    from ..atomic import atomic_write_bytes
+
+    if manifest_path(root).exists() and load_manifest(root)[1] is None:
+        return
+    with manifest_lock(root):
+        if manifest_path(root).exists() and load_manifest(root)[1] is None:
+            return
+        data = read_manifest(root)  # keeps the sound entries of a damaged file
+        atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
+
+
 def is_warm(key: str | None, root=None) -> bool:
     return key is not None and key in read_manifest(root)["entries"]

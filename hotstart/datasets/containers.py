@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..errors import UsageError, UsageTypeError
 from .errors import DatasetError
 
 
@@ -124,7 +125,7 @@ class Data(tuple):
 
     def __new__(cls, inputs: Sequence, targets: Sequence, splits: dict[str, Sequence[int]] | None = None):
         if len(inputs) != len(targets):
-            raise ValueError(f"inputs and targets differ in length: {len(inputs)} != {len(targets)}")
+            raise DatasetError(f"inputs and targets differ in length: {len(inputs)} != {len(targets)}")
         self = super().__new__(cls, (inputs, targets))
         self.splits = {k: [int(i) for i in v] for k, v in (splits or {}).items()}
         n = len(inputs)
@@ -170,16 +171,16 @@ def as_data(data) -> Data:
         return Data(data[0], data[1])
     if hasattr(data, "__len__") and hasattr(data, "__getitem__"):  # map-style dataset of samples
         return Data(SampleField(data, 0), SampleField(data, 1))
-    raise TypeError(f"data must be an (inputs, targets) pair or a map-style dataset of samples, "
+    raise UsageTypeError(f"data must be an (inputs, targets) pair or a map-style dataset of samples, "
                     f"got {type(data).__name__}")
 
 
 def split_random(n: int, valid_pct: float = 0.2, seed: int | None = 0) -> tuple[list[int], list[int]]:
     """Shuffle ``range(n)`` with a private generator and cut it: (train indices, valid indices)."""
     if not 0.0 < valid_pct < 1.0:
-        raise ValueError(f"valid_pct must be between 0 and 1 (exclusive), got {valid_pct!r}")
+        raise UsageError(f"valid_pct must be between 0 and 1 (exclusive), got {valid_pct!r}")
     if n < 2:
-        raise ValueError(f"cannot split {n} sample(s) into training and validation sets")
+        raise DatasetError(f"cannot split {n} sample(s) into training and validation sets")
     order = np.random.default_rng(seed).permutation(n)
     n_valid = min(max(1, int(round(n * valid_pct))), n - 1)
     return sorted(order[n_valid:].tolist()), sorted(order[:n_valid].tolist())

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import sys
 import re
 import tempfile
 import urllib.parse
@@ -34,6 +35,8 @@ import warnings
 from pathlib import Path, PureWindowsPath
 
 from ..atomic import atomic_open, atomic_write_bytes
+from ..errors import UsageError
+from ..interactive import draws_bars
 from .errors import ChecksumError, DatasetError
 
 __all__ = ["download", "extract", "data_dir"]
@@ -66,7 +69,7 @@ def download(url: str, sha256: str | None, *, cache_dir: str | os.PathLike | Non
     sha256 = _check_sha256(sha256)
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in ("http", "https", "file"):
-        raise ValueError(f"download(url=...): only http(s) and file URLs are supported, got {url!r}")
+        raise UsageError(f"download(url=...): only http(s) and file URLs are supported, got {url!r}")
     dest = data_dir(cache_dir) / "downloads" / _file_name(url)
     record = dest.with_name(dest.name + ".sha256")
     recorded = _read_record(record) if sha256 is None else None
@@ -146,12 +149,14 @@ def _stream(url: str, out, *, progress: bool, timeout: float) -> str:
     with response:
         total = response.headers.get("Content-Length")
         total = int(total) if total and total.isdigit() else None
-        bar = None
-        if progress:
+        bar, name = None, _file_name(url).split("-", 1)[-1]
+        if progress and draws_bars(sys.stderr):
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024,
-                       desc=_file_name(url).split("-", 1)[-1])
+            bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=name)
+        elif progress:  # a log or a pipe: two plain lines, not a stream of \r updates
+            size = "" if total is None else f" ({total / 2**20:.1f} MiB)"
+            print(f"downloading {name}{size} from {url}", file=sys.stderr, flush=True)
         written = 0
         try:
             while True:
@@ -171,6 +176,8 @@ def _stream(url: str, out, *, progress: bool, timeout: float) -> str:
                 bar.close()
     if total is not None and written != total:
         raise OSError(f"download of {url} is incomplete: got {written} of {total} bytes")
+    if progress and bar is None:
+        print(f"downloaded {name}: {written / 2**20:.1f} MiB", file=sys.stderr, flush=True)
     return h.hexdigest()
 
 
@@ -178,7 +185,7 @@ def _check_sha256(sha256):
     if sha256 is None:
         return None
     if not isinstance(sha256, str) or not _SHA256.match(sha256.lower()):
-        raise ValueError(f"download(sha256=...): expected 64 hex digits or None, got {sha256!r}")
+        raise UsageError(f"download(sha256=...): expected 64 hex digits or None, got {sha256!r}")
     return sha256.lower()
 
 

@@ -22,7 +22,7 @@ import hashlib
 from pathlib import Path
 
 from .errors import DatasetError
-from .tabular import TableData
+from .table_data import TableData
 
 __all__ = ["load_penguins", "PENGUINS_FILE", "PENGUINS_SHA256"]
 

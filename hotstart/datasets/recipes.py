@@ -18,7 +18,7 @@ from ..blocks import Image, Label
 from .containers import Data, mapobs
 from .errors import DatasetError
 from .images import load_image
-from .tables import ImageTable
+from .image_table import ImageTable
 from .walk import IMAGE_EXTENSIONS, list_image_files, normalize_extensions, require_dir, subfolders
 
 __all__ = ["ImageFolders", "ImageTable", "IMAGE_EXTENSIONS", "list_images"]

@@ -16,6 +16,7 @@ is fetched first (`download` + `extract` into the cache, once) and its loader is
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -25,9 +26,12 @@ from typing import Any, Callable
 from . import remote
 from .digits import load_digits
 from .download import data_dir, download, extract
-from .penguins import load_penguins
 from .errors import DatasetError
+from .penguins import load_penguins
 from .synthetic import load_digits_segmentation, load_discs, load_shapes
+from ..errors import UsageError, UsageTypeError
+from .timeseries import load_series_set
+from .timeseries_builtin import SERIES_SETS
 
 __all__ = ["Entry", "Registry", "builtin_entries", "default_registry", "load", "catalog",
            "register", "unregister", "fetch"]
@@ -116,7 +120,7 @@ class Registry:
         if entry.remote:
             return entry.loader(self.fetch(name, cache_dir=cache_dir, progress=progress), **kw)
         if cache_dir is not None:
-            raise TypeError(f"dataset {name!r} ships with hotstart; cache_dir does not apply")
+            raise UsageTypeError(f"dataset {name!r} ships with hotstart; cache_dir does not apply")
         return entry.loader(**kw)
 
     def copy(self) -> "Registry":
@@ -133,16 +137,23 @@ class Registry:
 
     def _add(self, entry: Entry, *, replace: bool) -> Entry:
         if not isinstance(entry.name, str) or not _NAME.match(entry.name):
-            raise ValueError(f"register: dataset name {entry.name!r} must be letters, digits, '_', '-', '.' "
+            raise UsageError(f"register: dataset name {entry.name!r} must be letters, digits, '_', '-', '.' "
                              "(it is also a folder name)")
         if not callable(entry.loader):
-            raise TypeError(f"register({entry.name!r}): loader must be callable, got {type(entry.loader).__name__}")
+            raise UsageTypeError(f"register({entry.name!r}): loader must be callable, got {type(entry.loader).__name__}")
         if entry.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", entry.sha256):
-            raise ValueError(f"register({entry.name!r}): sha256 must be 64 hex digits or None, got {entry.sha256!r}")
+            raise UsageError(f"register({entry.name!r}): sha256 must be 64 hex digits or None, got {entry.sha256!r}")
         if entry.name in self._entries and not replace:
-            raise ValueError(f"register: dataset {entry.name!r} already exists; pass replace=True to overwrite it")
+            raise UsageError(f"register: dataset {entry.name!r} already exists; pass replace=True to overwrite it")
         self._entries[entry.name] = entry
         return entry
+
+
+_SERIES_SOURCES = {
+    "UCR": "UCR Time Series Archive 2018, H. A. Dau et al., IEEE/CAA J. Autom. Sinica 6(6) 2019, doi:10.1109/JAS.2019.1911747",
+    "UEA": "UEA multivariate archive 2018, A. Bagnall et al., arXiv:1811.00075",
+    "TSER": "Monash TSER archive, C. W. Tan et al., DMKD 35 2021, doi:10.1007/s10618-021-00745-9",
+}
 
 
 def builtin_entries() -> list[Entry]:
@@ -173,6 +184,11 @@ def builtin_entries() -> list[Entry]:
               source="A. M. Horst, A. P. Hill, K. B. Gorman, palmerpenguins (2020); data by K. Gorman and the "
                      "Palmer Station LTER; Gorman, Williams, Fraser (2014), doi:10.1371/journal.pone.0090081",
               license="CC0 1.0", size="344 rows, 8 columns, 15 KB"),
+        *(Entry(s.name, functools.partial(load_series_set, s.name),
+                description=f"{s.description}; the archive's train / test split (ships with hotstart, no download)",
+                source=_SERIES_SOURCES[s.archive] + "; files as shipped in the aeon 1.6.0 wheel",
+                license="free for research use, as the archive states; cite the archive", size=s.size)
+          for s in SERIES_SETS.values()),
         Entry("imagenette2-160", remote.imagenette,
               description="10 easy ImageNet classes, shortest side 160 px; splits train / valid (val)",
               source="fast.ai, https://github.com/fastai/imagenette (images from ImageNet)",

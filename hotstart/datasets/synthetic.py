@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..blocks import Image, Keypoints, Mask
+from ..errors import UsageError
 from .containers import Data, Samples
 
 __all__ = ["load_digits_segmentation", "load_shapes", "load_discs"]
@@ -95,7 +96,7 @@ def load_shapes(n: int = 1000, size: int = 32, seed: int = 0):
 def load_discs(n: int = 1000, size: int = 32, points: int = 1, seed: int = 0):
     """``(Data, (Image(channels=1), Keypoints(points)))``: disc centres as (x, y) in pixels."""
     if int(points) < 1:
-        raise ValueError(f"discs: points must be at least 1, got {points!r}")
+        raise UsageError(f"discs: points must be at least 1, got {points!r}")
     rng = np.random.default_rng(seed)
     yy, xx = np.mgrid[0:size, 0:size] + 0.0
     images = _noise_background(rng, n, size, 1)[..., 0]

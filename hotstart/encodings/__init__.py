@@ -5,6 +5,8 @@ from .labels import MultiHot, OneHot
 from .preprocessing import IMAGENET_MEAN, IMAGENET_STD, ImagePreprocessing
 from .projective import ProjectiveTransforms
 from .tabular import TabularPreprocessing
+from .timeseries import SeriesPreprocessing, TargetScaling
 
 __all__ = ["Context", "Encoding", "OneHot", "MultiHot", "ImagePreprocessing", "ProjectiveTransforms",
-           "IMAGENET_MEAN", "IMAGENET_STD", "TabularPreprocessing", "KeypointScaling"]
+           "IMAGENET_MEAN", "IMAGENET_STD", "TabularPreprocessing", "KeypointScaling",
+           "SeriesPreprocessing", "TargetScaling"]

@@ -13,12 +13,13 @@ pipeline. Randomness comes only from the ``numpy.random.Generator`` passed to `e
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..blocks import Block
-from ..kinds import KindRegistry, freeze
+from ..errors import UsageError
+from ..kinds import Kinded
 
 
 class Context(str, enum.Enum):
@@ -33,20 +34,12 @@ class Context(str, enum.Enum):
         try:
             return cls(value)
         except ValueError:
-            raise ValueError(f"context must be one of {[c.value for c in cls]}, got {value!r}") from None
+            raise UsageError(f"context must be one of {[c.value for c in cls]}, got {value!r}") from None
 
 
-class Encoding:
-    """Base class with the do-nothing defaults; subclasses override what they change."""
-
-    # The name in JSON: the short name for hotstart's own encodings, module.qualname for others
-    # (see hotstart/kinds.py); every subclass registers itself when it is defined.
-    kind: ClassVar[str] = "Encoding"
-    _kinds: ClassVar[KindRegistry] = KindRegistry("encoding")
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls.kind = Encoding._kinds.register(cls)
+class Encoding(Kinded, family="encoding"):
+    """Base class with the do-nothing defaults; subclasses override what they change. The JSON round
+    trip, equality and hashing come from `Kinded` (hotstart/kinds.py), from `_params()`."""
 
     def encoded_block(self, block: Block) -> Block | None:
         return None
@@ -66,27 +59,6 @@ class Encoding:
                       rng: np.random.Generator | None = None) -> list:
         return [self.encode(b, v, context, rng) if self.applies(b) else v for b, v in zip(blocks, values)]
 
-    # JSON round trip --------------------------------------------------------------
-    def _params(self) -> dict:
-        return {}
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, **self._params()}
-
-    @staticmethod
-    def from_dict(d: dict) -> "Encoding":
-        """The encoding a `to_dict` result describes (`UnknownKindError` for an unknown kind)."""
-        if not isinstance(d, dict):
-            raise TypeError(f"an encoding is described by a dict (JSON object), got {d!r}")
-        d = dict(d)
-        return Encoding._kinds.resolve(d.pop("kind", None))(**d)
-
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
         return f"{type(self).__name__}({args})"
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self._params() == other._params()
-
-    def __hash__(self):
-        return hash((type(self), freeze(self._params())))  # equal encodings hash equal

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..blocks import Keypoints, KeypointTensor
+from ..errors import UsageError
 from .base import Context, Encoding
 
 
@@ -26,7 +27,7 @@ class KeypointScaling(Encoding):
     def __init__(self, size):
         self.size = tuple(int(s) for s in size)
         if len(self.size) != 2 or min(self.size) < 1:
-            raise ValueError(f"KeypointScaling(size=...) must be (height, width), got {size!r}")
+            raise UsageError(f"KeypointScaling(size=...) must be (height, width), got {size!r}")
 
     def _params(self):
         return {"size": list(self.size)}

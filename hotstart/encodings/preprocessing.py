@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..blocks import Image, ImageTensor
 from ..blocks.base import is_tensor
+from ..errors import UsageError
 from .base import Context, Encoding
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -19,14 +20,14 @@ GRAY_STD = (0.25,)
 class ImagePreprocessing(Encoding):
     def __init__(self, mean=None, std=None, channels: int = 3):
         if channels not in (1, 3):
-            raise ValueError(f"ImagePreprocessing(channels=...) must be 1 or 3, got {channels!r}")
+            raise UsageError(f"ImagePreprocessing(channels=...) must be 1 or 3, got {channels!r}")
         self.channels = channels
         self.mean = tuple(float(m) for m in (mean or (IMAGENET_MEAN if channels == 3 else GRAY_MEAN)))
         self.std = tuple(float(s) for s in (std or (IMAGENET_STD if channels == 3 else GRAY_STD)))
         if len(self.mean) != channels or len(self.std) != channels:
-            raise ValueError(f"mean/std need {channels} value(s) each, got mean={self.mean}, std={self.std}")
+            raise UsageError(f"mean/std need {channels} value(s) each, got mean={self.mean}, std={self.std}")
         if min(self.std) <= 0:
-            raise ValueError(f"std must be positive, got {self.std}")
+            raise UsageError(f"std must be positive, got {self.std}")
 
     def _params(self):
         return {"mean": list(self.mean), "std": list(self.std), "channels": self.channels}

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..blocks import Block, Image, Keypoints, Mask
+from ..errors import SampleError, UsageError, UsageTypeError
 from .base import Context, Encoding
 from .preprocessing import image_tensor
 
@@ -40,9 +41,9 @@ class ProjectiveTransforms(Encoding):
         if isinstance(augment, dict):
             unknown = set(augment) - set(_DEFAULT_AUGMENT)
             if unknown:
-                raise ValueError(f"unknown augment option(s) {sorted(unknown)}; known: {sorted(_DEFAULT_AUGMENT)}")
+                raise UsageError(f"unknown augment option(s) {sorted(unknown)}; known: {sorted(_DEFAULT_AUGMENT)}")
         elif not isinstance(augment, bool):
-            raise TypeError(f"augment must be a bool or a dict of options, got {augment!r}")
+            raise UsageTypeError(f"augment must be a bool or a dict of options, got {augment!r}")
         # JSON-native form (tuples -> lists, a copy), so `to_dict` round-trips through JSON unchanged
         self.augment = ({k: list(v) if isinstance(v, (tuple, list)) else v for k, v in augment.items()}
                         if isinstance(augment, dict) else augment)
@@ -86,12 +87,12 @@ class ProjectiveTransforms(Encoding):
                 continue
             hw = tuple(t.shape[-2:])
             if canvas is not None and hw != canvas:
-                raise ValueError(f"sample's images/masks differ in size: {canvas} vs {hw} ({b!r})")
+                raise SampleError(f"sample's images/masks differ in size: {canvas} vs {hw} ({b!r})")
             canvas, wrapped[i] = hw, t
         for i in spatial:
             if isinstance(blocks[i], Keypoints):
                 if canvas is None:
-                    raise ValueError("Keypoints need an Image or Mask in the same sample to define their canvas")
+                    raise UsageError("Keypoints need an Image or Mask in the same sample to define their canvas")
                 blocks[i].validate(values[i])
                 # + 0.5: to pixel-edge coordinates, where torchvision's resize, crop and rotate
                 # kernels are exact (pixel centres at i + 0.5); undone below
@@ -101,7 +102,7 @@ class ProjectiveTransforms(Encoding):
         items = [wrapped[i] for i in spatial]
         if context == Context.TRAINING and self.augment is not False:
             if rng is None:
-                raise ValueError("ProjectiveTransforms needs an rng (numpy.random.Generator) to augment in training")
+                raise UsageError("ProjectiveTransforms needs an rng (numpy.random.Generator) to augment in training")
             items = self._augment(items, canvas, rng)
         else:
             items = [F.resize(t, list(self.size), antialias=True, **_resample(t)) for t in items]
@@ -185,6 +186,6 @@ def _as_size(size) -> tuple[int, int]:
         size = (size, size)
     size = tuple(int(s) for s in size)
     if len(size) != 2 or min(size) < 1:
-        raise ValueError(f"size must be (height, width) with positive values, got {size!r}")
+        raise UsageError(f"size must be (height, width) with positive values, got {size!r}")
     return size
 

@@ -51,12 +51,30 @@ def _tabular_regression(task) -> dict[str, Any]:
             "target_mean": list(prep.target_mean), "target_std": list(prep.target_std)}
 
 
+def _series_input(task) -> dict[str, Any]:
+    """Series: the preprocessing's length, standardisation and training statistics (encodings/timeseries.py)."""
+    prep = task.preprocessing.to_dict()
+    return {"series": {k: prep[k] for k in ("channels", "length", "normalize", "mean", "std", "mask")}}
+
+
+def _series_single(task) -> dict[str, Any]:
+    return {**_series_input(task), "classes": list(task.classes), "activation": "softmax"}
+
+
+def _series_regression(task) -> dict[str, Any]:
+    scaling = task.encodings[1]
+    return {**_series_input(task), "activation": "none", "outputs": task.target_block.n,
+            "target_mean": list(scaling.mean), "target_std": list(scaling.std)}
+
+
 # task kind (the task JSON's "kind") -> its metadata
 KIND_METADATA: dict[str, Callable[[Any], dict[str, Any]]] = {
     "ImageClassificationSingle": _classification_single,
     "ImageClassificationMulti": _classification_multi,
     "TabularClassificationSingle": _tabular_single,
     "TabularRegression": _tabular_regression,
+    "TSClassificationSingle": _series_single,
+    "TSRegression": _series_regression,
 }
 
 

@@ -9,13 +9,17 @@ needed. The task travels inside the package as AOTInductor metadata
 (``inductor_configs={"aot_inductor.metadata": ...}``), with the same keys as the ONNX export (see
 onnx.py): ``loader.get_metadata()`` returns them in both languages. The batch dimension is
 dynamic (traced with 2). Like the ONNX export, it checks itself: the loaded package and the eager
-model run the same batch, and the export fails above `tolerance`.
+model run the same batch, and the export fails above `tolerance`. The package is compiled and
+checked under a temporary name beside `path`, which it replaces only once it passed (a failed
+export leaves a previous file at `path` as it was).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..atomic import atomic_open
+from ..atomic import atomic_path
+from ..compile_cache.quiet import quiet_torch_notices
+from ..errors import UsageError
 from .metadata import task_metadata
 from .onnx import ExportError, ExportReport, INPUT_NAME, OUTPUT_NAME, _failing_layer, eval_copy, example_batch
 
@@ -25,7 +29,7 @@ def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict
 
     task = learner.task
     if task is None:
-        raise ValueError("export needs the learner's task (build the learner with tasklearner or load_learner)")
+        raise UsageError("export needs the learner's task (build the learner with tasklearner or load_learner)")
     path = Path(path)
     meta = task_metadata(task, input_name=INPUT_NAME, output_name=OUTPUT_NAME)
     meta["format"] = "hotstart.pt2/1"
@@ -40,18 +44,20 @@ def export_pt2(learner, path, *, tolerance: float = 1e-4, inductor_configs: dict
                           f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}\nWhat to try: a backbone "
                           "without that layer (the default SmallCNN and timm's resnets export)") from e
     configs = {**(inductor_configs or {}), "aot_inductor.metadata": meta}
-    with atomic_open(path, suffix=".pt2") as f:  # replaced only once compiled and packaged
-        torch._inductor.aoti_compile_and_package(program, package_path=f, inductor_configs=configs)
     check = example_batch(task, 3, seed=1)
-    loaded = torch._inductor.aoti_load_package(str(path))
-    with torch.no_grad():
-        got, want = loaded(check), model(check)
-    got = got[0] if isinstance(got, (list, tuple)) else got
-    diff = float((got - want).abs().max())
-    if not diff <= tolerance:
-        path.unlink()
-        raise ExportError(f"the compiled package and eager torch differ by up to {diff:.3g} (> {tolerance:g}); "
-                          "the file was removed")
+    # `path` is replaced only by a package that passed the check. quiet: on a CPU machine with a CUDA
+    # toolkit, the C++ build logs torch's "No CUDA runtime is found"
+    with atomic_path(path, suffix=".pt2") as tmp:
+        with quiet_torch_notices():
+            torch._inductor.aoti_compile_and_package(program, package_path=str(tmp), inductor_configs=configs)
+            loaded = torch._inductor.aoti_load_package(str(tmp))
+        with torch.no_grad():
+            got, want = loaded(check), model(check)
+        got = got[0] if isinstance(got, (list, tuple)) else got
+        diff = float((got - want).abs().max())
+        if not diff <= tolerance:
+            raise ExportError(f"the compiled package and eager torch differ by up to {diff:.3g} (> {tolerance:g}); "
+                              f"nothing was written to {path}")
     return ExportReport(path, "pt2", path.stat().st_size, diff)
 
 

@@ -148,6 +148,8 @@ def compare(learner, fp32: bytes, int8: bytes, repeats: int = 20) -> dict:
 
 def _input_shape(learner):
     block = learner.task.encoded_blocks()[0]
+    if not hasattr(block, "size") and callable(getattr(block, "shape", None)):  # a series: (channels, length)
+        return tuple(block.shape())
     return (block.channels, *block.size)
 
 

@@ -5,12 +5,14 @@ import copy
 
 import torch
 
+from ..errors import UsageTypeError
+
 
 def per_sample_loss(loss_func, out, y) -> torch.Tensor:
     """The learner's loss for each sample: its own ``reduction="none"``, averaged within a sample."""
     fn = copy.copy(loss_func)
     if not hasattr(fn, "reduction"):
-        raise TypeError(f"cannot compute per-sample losses with {type(loss_func).__name__}: it has no `reduction`")
+        raise UsageTypeError(f"cannot compute per-sample losses with {type(loss_func).__name__}: it has no `reduction`")
     fn.reduction = "none"
     loss = fn(out, y)
     return loss.reshape(len(out), -1).mean(1) if loss.ndim > 1 else loss

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..errors import UsageError, UsageTypeError
 from ._outputs import collect, dataset_of
 
 
@@ -19,14 +20,14 @@ class ClassificationInterpretation:
         self.loader = loader
         self.classes = list(learner.task.classes)
         if targets.ndim != 1:
-            raise TypeError("ClassificationInterpretation is for single-label tasks (one class per sample); "
+            raise UsageTypeError("ClassificationInterpretation is for single-label tasks (one class per sample); "
                             f"the targets here have shape {tuple(targets.shape)}")
         self.preds = probs.argmax(1)
 
     @classmethod
     def from_learner(cls, learner, loader=None) -> "ClassificationInterpretation":
         if learner.task is None:
-            raise ValueError("interpretation needs the learner's task")
+            raise UsageError("interpretation needs the learner's task")
         probs, targets, losses = collect(learner, loader)
         return cls(learner, probs, targets, losses, loader)
 

@@ -5,6 +5,7 @@ import math
 
 import torch
 
+from ..errors import UsageError
 from ._outputs import collect, dataset_of
 
 
@@ -25,7 +26,7 @@ class SegmentationInterpretation:
         from ..metrics import MeanIoU
 
         if learner.task is None:
-            raise ValueError("interpretation needs the learner's task")
+            raise UsageError("interpretation needs the learner's task")
         iou = MeanIoU(len(learner.task.classes)).to(learner.device)
         preds, targets, losses = collect(learner, loader, keep=lambda p: p.argmax(1).to(torch.uint8),
                                          on_batch=iou.update)

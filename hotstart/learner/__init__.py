@@ -3,7 +3,7 @@ from .callbacks import (Callback, CancelBatch, CancelEpoch, CancelFit, EarlyStop
                         NonFiniteLossError, SaveBestModel, ToDevice, ToGPU)
 from .loop import Learner, fit_one_cycle
 from .lr_find import LRFindResult
-from .serialization import load_learner
+from .loading import load_learner
 from .tasklearner import tasklearner
 
 __all__ = ["Learner", "tasklearner", "fit_one_cycle", "load_learner", "LRFindResult", "Callback",

@@ -6,6 +6,8 @@ backbone alone lets a compile cache warmed on 10 classes serve a run on 37. The 
 """
 from __future__ import annotations
 
+from ..errors import UsageError
+
 
 def maybe_compile(model, compile, **workload):
     if compile is False or compile is None:
@@ -16,5 +18,5 @@ def maybe_compile(model, compile, **workload):
         if not should_compile(**workload):
             return model
     elif compile is not True:
-        raise ValueError(f"compile must be True, False or 'auto', got {compile!r}")
+        raise UsageError(f"compile must be True, False or 'auto', got {compile!r}")
     return compile_backbone(model)

@@ -5,6 +5,8 @@ from typing import Any
 
 import torch
 
+from ..errors import UsageError
+
 
 def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
     """Encode one raw input as in inference, run the model, decode: (label, probabilities).
@@ -12,9 +14,9 @@ def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
     For an image task, `raw_input` may also be a file's path (str or ``os.PathLike``), as in fastai.
     """
     if learner.task is None:
-        raise ValueError("predict needs the learner's task (build it with tasklearner)")
-    loader = test_loader(learner, [learner.task.load_input(raw_input)], batch_size=1)
-    out = learner.run_eval(loader, keep=lambda out, xb, yb: (out,))[0][0]
+        raise UsageError("predict needs the learner's task (build it with tasklearner)")
+    x = learner.task.encode_input(learner.task.load_input(raw_input))  # errors about the input as it is
+    out = learner.run_eval(torch.utils.data.DataLoader([x], batch_size=1), keep=lambda out, xb, yb: (out,))[0][0]
     return learner.task.decode_prediction(out, raw_input)  # back to the given image's size, where it matters
 
 
@@ -26,7 +28,7 @@ def get_preds(learner, loader=None):
     learner's seed, so two calls give the same result. A learner loaded for prediction only has
     no validation set: pass `loader`, or use `predict` on raw inputs."""
     if loader is None and learner.valid_loader is None:
-        raise ValueError("get_preds: this learner has no validation data (it was loaded for prediction only); "
+        raise UsageError("get_preds: this learner has no validation data (it was loaded for prediction only); "
                          "pass get_preds(loader) with a DataLoader of encoded batches, or use predict()")
     return learner.run_eval(loader, keep=lambda out, xb, yb: (learner.activation(out), yb))
 
@@ -50,7 +52,7 @@ class InputDataset(torch.utils.data.Dataset):
 def test_loader(learner, items, batch_size: int | None = None):
     """A DataLoader over new, unlabelled raw inputs (fastai's ``test_dl``), in order."""
     if learner.task is None:
-        raise ValueError("test_loader needs the learner's task (build it with tasklearner)")
+        raise UsageError("test_loader needs the learner's task (build it with tasklearner)")
     if batch_size is None:
         batch_size = getattr(learner.valid_loader, "batch_size", None) or 64
     return torch.utils.data.DataLoader(InputDataset(learner.task, items), batch_size=int(batch_size), shuffle=False)

@@ -129,6 +129,7 @@ class Learner:
     n_iter = property(lambda self: self._fit_field("n_iter"), doc="Training batches per epoch.")
     train_iter = property(lambda self: self._fit_field("train_iter"), doc="Training batches done in this fit.")
     opt_step = property(lambda self: self._fit_field("opt_step"), doc="Optimizer steps done in this fit.")
+    total_steps = property(lambda self: self._fit_field("total_steps"), doc="Optimizer steps in this fit in all.")
     fit_index = property(lambda self: self._fit_field("fit_index"), doc="Which fit of this learner (0, 1, ...).")
     fit_seed = property(lambda self: self._fit_field("fit_seed"), doc="The seed of this fit's shuffles.")
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import torch
 
+from ..errors import UsageError
+
 _FUSED_DEVICES = ("cpu", "cuda")
 
 
@@ -28,7 +30,7 @@ def make_optimizer(optimizer, param_groups, *, lr: float, wd: float):
     elif name == "sgd":
         return torch.optim.SGD(groups, lr=lr, weight_decay=wd, momentum=0.9)
     else:
-        raise ValueError(f"optimizer must be 'adamw', 'adam', 'sgd' or a callable, got {optimizer!r}")
+        raise UsageError(f"optimizer must be 'adamw', 'adam', 'sgd' or a callable, got {optimizer!r}")
     if _fused_ok(groups):  # Adam/AdamW refuse sparse gradients fused or not: nothing lost
         try:
             return kind(groups, lr=lr, weight_decay=wd, fused=True, **options)

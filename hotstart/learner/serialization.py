@@ -1,8 +1,8 @@
 """Saving and loading: ``weights.safetensors`` + ``task.json`` in a folder, never pickle.
 
 ``task.json`` holds the task (blocks, encodings, classes, size, normalization stats) and how to
-rebuild the model (backbone config, head input width), so `load_learner` needs no user code and
-unpickles nothing.
+rebuild the model (backbone config, head input width), so `load_learner` (loading.py) needs no
+user code and unpickles nothing.
 
 The two files are one unit: `save_learner` writes them into a temporary folder beside the target
 and swaps the folders (hotstart/atomic_folder.py), so a reader, or a process killed at any moment
@@ -56,7 +56,7 @@ def _names(keys: list[str], n: int = 5) -> str:
 
 # --- reading ----------------------------------------------------------------------------------
 
-def _read(path) -> tuple[Path, dict, bytes]:
+def read_saved(path) -> tuple[Path, dict, bytes]:
     """(folder, meta, weights bytes) of one complete save: both files from the same save."""
     path = Path(path)
     try:
@@ -89,22 +89,10 @@ def _not_json(name: str):
 
 def read_meta(path) -> dict:
     """The parsed ``task.json`` of the saved folder `path`."""
-    return _read(path)[1]
+    return read_saved(path)[1]
 
 
-def _rebuild(what: str, where, build):
-    """Run `build()`; turn what a damaged description makes it raise into a SavedModelError."""
-    try:
-        return build()
-    except SavedModelError:
-        raise
-    except KeyError as e:
-        raise SavedModelError(f"{where}: cannot rebuild the {what}: the key {e} is missing") from e
-    except (TypeError, ValueError, AttributeError, IndexError, RuntimeError) as e:
-        raise SavedModelError(f"{where}: cannot rebuild the {what}: {e}") from e
-
-
-def _load_state(model, data: bytes, where) -> None:
+def load_state(model, data: bytes, where) -> None:
     """Weights from safetensors bytes into `model`, or a SavedModelError saying what does not fit."""
     from safetensors import SafetensorError
     from safetensors.torch import load
@@ -129,29 +117,5 @@ def _load_state(model, data: bytes, where) -> None:
 
 def load_weights(learner, path) -> None:
     """Load the weights saved in the folder `path` into `learner`'s model."""
-    folder, _, data = _read(path)
-    _load_state(learner.task_model(), data, folder / WEIGHTS)
-
-
-def load_learner(path, data=None, *, model=None, **kwargs):
-    """Rebuild a learner from a saved folder: the task from JSON, the model from its config.
-
-    With `data`, the learner can keep training (``tasklearner`` arguments go in `kwargs`);
-    without, it is ready for `predict`. A model built from your own ``nn.Module`` backbone
-    cannot be rebuilt from JSON: pass it as `model=` (the full model, backbone and head).
-    A damaged or mismatched folder raises `SavedModelError` naming the file.
-    """
-    from ..models.factory import model_from_config
-    from ..tasks import SupervisedTask
-    from .tasklearner import tasklearner
-
-    folder, meta, weights = _read(path)
-    where = folder / TASK
-    task = _rebuild("task", where, lambda: SupervisedTask.from_dict(meta["task"]))
-    cfg = meta["model"]
-    if model is None:
-        model = _rebuild("model", where, lambda: model_from_config(cfg, task))
-    learner = tasklearner(task, data, model=model, **kwargs)
-    learner.model_config = cfg  # what the next save writes: the config this model was saved with
-    _load_state(learner.task_model(), weights, folder / WEIGHTS)
-    return learner
+    folder, _, data = read_saved(path)
+    load_state(learner.task_model(), data, folder / WEIGHTS)

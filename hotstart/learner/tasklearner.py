@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..errors import UsageError
 from .callbacks.base import Callback
 from .callbacks.device import ToDevice
 
@@ -48,9 +49,11 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
 
     seed = fresh_seed() if seed is None else int(seed)
     if int(batch_size) < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size!r}")
+        raise UsageError(f"batch_size must be at least 1, got {batch_size!r}")
     if backbone is not None and model is not None:
-        raise ValueError("pass either backbone= (a timm name or module, the task adds its head) or model= (complete), not both")
+        raise UsageError("pass either backbone= (a timm name or module, the task adds its head) or model= (complete), not both")
+    if model is None and backbone is None:
+        backbone = getattr(task, "default_backbone", None)  # series tasks: "inceptiontime"
     if model is None:
         check_backbone(backbone, pretrained)  # a misspelled name fails here, before any data is read
 
@@ -107,10 +110,11 @@ def _split(task, data, validdata, valid_pct, seed):
     is never used here), else a seeded random split. Before the model is built: a table task learns
     its statistics from `train`."""
     from ..datasets.containers import as_data, split_train_valid
+    from ..datasets.errors import DatasetError
 
     data = as_data(data)
     if len(data[0]) == 0:
-        raise ValueError("the dataset is empty: no samples to train on")
+        raise DatasetError("the dataset is empty: no samples to train on")
     _check_targets(task, data)
     if validdata is not None:
         validdata = as_data(validdata)

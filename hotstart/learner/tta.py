@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..errors import UsageError
 from .data import TaskDataset
 from .rng import derive_seed
 
@@ -56,7 +57,7 @@ def _probs(learner, loader, transform=None, undo=None, epoch: int = 0):
 
 def tta(learner, n: int = 4, *, loader=None, beta: float = 0.25, verbose: bool = True) -> TTAResult:
     if int(n) < 1:
-        raise ValueError(f"tta: n must be at least 1, got {n!r}")
+        raise UsageError(f"tta: n must be at least 1, got {n!r}")
     task = learner.task
     plain, targets = _probs(learner, loader)  # default: the learner's (set-up) validation loader
     views, undoable = [], task.tta_views(n)

@@ -11,9 +11,13 @@ from .task_model import TaskModel
 
 
 def input_geometry(task) -> tuple[int, tuple[int, int]]:
-    """(channels, (height, width)) of the task's encoded input; 3 channels at 64x64 when it has none."""
+    """(channels, (height, width)) of the task's encoded input; 3 channels at 64x64 when it has none.
+    A series (`SeriesTensor`) has ``(length,)`` in place of (height, width)."""
     encoded_input = task.encoded_blocks()[0]
-    return getattr(encoded_input, "channels", 3), tuple(getattr(encoded_input, "size", (64, 64)))
+    size = getattr(encoded_input, "size", None)
+    if size is None and getattr(encoded_input, "length", None):
+        size = (encoded_input.length,)
+    return getattr(encoded_input, "channels", 3), tuple(size or (64, 64))
 
 
 def with_head(task, backbone: nn.Module, backbone_config: dict) -> tuple[TaskModel, dict]:

@@ -57,6 +57,11 @@ _KINDS = (
               options=("layers", "ps", "emb_drop")),
     ModelKind("unet", "hotstart.models.unet",
               "dense outputs (segmentation): an encoder's stages decoded back to the input's size"),
+    ModelKind("inceptiontime", "hotstart.models.inception_time",
+              "series: InceptionTime (Ismail Fawaz et al. 2020), the series tasks' default, plus the task's head",
+              by_name=True),
+    ModelKind("resnet1d", "hotstart.models.resnet1d",
+              "series: the 1-D ResNet of Wang et al. (2017), plus the task's head", by_name=True),
 )
 
 MODEL_KINDS: Mapping[str, ModelKind] = MappingProxyType({k.name: k for k in _KINDS})

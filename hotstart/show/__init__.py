@@ -3,6 +3,7 @@
     images.py    matplotlib figures for image tasks: a batch, results (truth beside prediction), and
                  the drawing of one sample (image, mask overlay, points) that interpret/ reuses
     tables.py    `ResultsTable` for table tasks: text, HTML in a notebook, ``.to_pandas()``
+    series.py    drawing one series (a line per channel), for the image views of series tasks
     loss.py      the loss curves
     summary.py   a model's layers: output shapes (on meta tensors) and parameter counts
 

@@ -52,14 +52,16 @@ def target_view(task) -> str:
 
 def draw_sample(ax, task, img, target, title=None, color="black"):
     """An image with its (decoded) target drawn the way the task's target block is shown."""
-    draw_image(ax, img)
+    from .series import draw_series, is_series_task
+
+    (draw_series if is_series_task(task) else draw_image)(ax, img)
     kind = target_view(task)
     if kind == "mask":
         draw_mask(ax, target, len(task.target_block.classes))
     elif kind == "points":
         draw_points(ax, target)
     elif title is None:
-        title = str(target)
+        title = " ".join(f"{float(t):.3g}" for t in target.ravel()) if isinstance(target, np.ndarray) else str(target)
     if title is not None:
         ax.set_title(title, color=color, fontsize=10)
 
@@ -116,7 +118,12 @@ def results_figure(task, inputs, targets, outputs, *, ncols: int = 3, figsize=No
                 err = float(np.linalg.norm(np.asarray(pred) - np.asarray(target), axis=1).mean())
                 ax.set_title(f"error {err:.2f} px", fontsize=10)
             else:
-                draw_sample(ax, task, img, target, title=f"{target} / {pred}",
-                            color="green" if pred == target else "red")
+                if isinstance(target, np.ndarray):  # regression targets (series): numbers, no right or wrong
+                    text = " ".join(f"{float(t):.3g}" for t in target.ravel()) + " / " + \
+                        " ".join(f"{float(p):.3g}" for p in np.ravel(pred))
+                    draw_sample(ax, task, img, target, title=text)
+                else:
+                    draw_sample(ax, task, img, target, title=f"{target} / {pred}",
+                                color="green" if pred == target else "red")
     fig.tight_layout()
     return fig

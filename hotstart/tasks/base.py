@@ -13,25 +13,18 @@ import numpy as np
 
 from ..blocks import Block, BlockValueError
 from ..encodings import Context, Encoding
-from ..errors import SampleError
-from ..kinds import KindRegistry, freeze
+from ..errors import SampleError, UsageTypeError
+from ..kinds import Kinded
 
 
-class SupervisedTask:
-    # The name in JSON: the short name for hotstart's own tasks, module.qualname for others
-    # (see hotstart/kinds.py); every subclass registers itself when it is defined. A subclass's
-    # `to_dict` writes ``"kind": self.kind``.
-    kind: ClassVar[str] = "SupervisedTask"
-    _kinds: ClassVar[KindRegistry] = KindRegistry("task")
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls.kind = SupervisedTask._kinds.register(cls)
+class SupervisedTask(Kinded, family="task"):
+    # The name in JSON, the registry of tasks, equality and hashing: `Kinded` (hotstart/kinds.py).
+    # A task's JSON holds its blocks and encodings (`to_dict`, `_from_params`).
 
     def __init__(self, blocks: Sequence[Block], encodings: Sequence[Encoding]):
         blocks = tuple(blocks)
         if len(blocks) != 2 or not all(isinstance(b, Block) for b in blocks):
-            raise TypeError(f"a supervised task needs blocks=(input_block, target_block), got {blocks!r}")
+            raise UsageTypeError(f"a supervised task needs blocks=(input_block, target_block), got {blocks!r}")
         self.blocks = blocks
         self.encodings = tuple(encodings)
 
@@ -58,7 +51,7 @@ class SupervisedTask:
         context = Context.of(context)
         values = list(sample)
         if len(values) != len(self.blocks):
-            raise ValueError(f"{where or 'sample'}: expected {len(self.blocks)} values (input, target), got {len(values)}")
+            raise SampleError(f"{where or 'sample'}: expected {len(self.blocks)} values (input, target), got {len(values)}")
         try:
             for b, v in zip(self.blocks, values):
                 b.validate(v)
@@ -193,23 +186,9 @@ class SupervisedTask:
         return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
                 "encodings": [e.to_dict() for e in self.encodings]}
 
-    @staticmethod
-    def from_dict(d: dict) -> "SupervisedTask":
-        """The task a `to_dict` result describes (`UnknownKindError` for an unknown kind)."""
-        if not isinstance(d, dict):
-            raise TypeError(f"a task is described by a dict (JSON object), got {d!r}")
-        d = dict(d)
-        return SupervisedTask._kinds.resolve(d.pop("kind", None))._from_params(d)
-
     @classmethod
     def _from_params(cls, d: dict) -> "SupervisedTask":
         return cls([Block.from_dict(b) for b in d["blocks"]], [Encoding.from_dict(e) for e in d["encodings"]])
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self.to_dict() == other.to_dict()
-
-    def __hash__(self):
-        return hash((type(self), freeze(self.to_dict())))  # equal tasks hash equal
 
     def __repr__(self):
         return f"{type(self).__name__}(blocks={self.blocks!r})"

@@ -7,6 +7,7 @@ from typing import Sequence
 
 from ..blocks import Block, Image
 from ..encodings import ImagePreprocessing, ProjectiveTransforms
+from ..errors import UsageTypeError
 from .base import SupervisedTask
 
 
@@ -20,7 +21,7 @@ class ImageTask(SupervisedTask):
                  mean=None, std=None):
         blocks = tuple(blocks)
         if len(blocks) != 2 or not isinstance(blocks[0], Image) or not self._accepts_target(blocks[1]):
-            raise TypeError(f"{type(self).__name__} needs blocks=(Image(), "
+            raise UsageTypeError(f"{type(self).__name__} needs blocks=(Image(), "
                             f"{self.target_kind.__name__}{self.target_hint}), got {blocks!r}")
         projective = ProjectiveTransforms(size, augment=augment)
         self.size = projective.size

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..blocks import Mask
+from ..errors import UsageTypeError
 from .spatial_base import SpatialImageTask
 
 
@@ -34,7 +35,7 @@ class ImageSegmentation(SpatialImageTask):
         return (len(self.classes), *self.size)
 
     def head(self, num_features: int):
-        raise TypeError("ImageSegmentation has no pooled head: its model is a U-Net decoder on the backbone's "
+        raise UsageTypeError("ImageSegmentation has no pooled head: its model is a U-Net decoder on the backbone's "
                         "features (model_kind='unet'); build it with tasklearner")
 
     def _mock_target(self, rng, hw):

@@ -25,7 +25,7 @@ from ..blocks import Block, Continuous, Label
 from ..blocks.table import TableRow, as_row
 from ..encodings import Context, OneHot
 from ..encodings.tabular import TabularPreprocessing
-from ..errors import UsageError
+from ..errors import UsageError, UsageTypeError
 from .base import SupervisedTask
 from .classification import SingleLabelOutputs
 
@@ -39,7 +39,7 @@ class _TabularTask(SupervisedTask):
         name = type(self).__name__
         if len(blocks) != 2 or not isinstance(blocks[0], TableRow) or type(blocks[1]) is not self.target_kind:
             target = "Label(classes)" if self.target_kind is Label else "Continuous(n)"
-            raise TypeError(f"{name} needs blocks=(TableRow(categorical=..., continuous=...), {target}), got {blocks!r}")
+            raise UsageTypeError(f"{name} needs blocks=(TableRow(categorical=..., continuous=...), {target}), got {blocks!r}")
         row = blocks[0]
         prep = preprocessing or TabularPreprocessing(row.categorical, row.continuous)
         if (prep.categorical, prep.continuous) != (row.categorical, row.continuous):

@@ -15,10 +15,11 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     p.add_argument("--only", nargs="+", metavar="PATTERN", help="run only workloads matching these names (fnmatch)")
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="stop cleanly after this long")
-    p.add_argument("--dry-run", action="store_true", help="show what would run, run nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show what would run (and, with --clear, what would be deleted); run and delete nothing")
     p.add_argument("--clear", action="store_true",
-                   help="delete the compile cache and its manifest, never downloaded datasets (then run, if "
-                        "--only/--module is given)")
+                   help="delete the compile cache and its manifest, never downloaded datasets, and only in a folder "
+                        "that hotstart's manifest marks as its compile cache (then run, if --only/--module is given)")
     p.add_argument("--status", action="store_true", help="show what is warm for this torch version and device")
     p.add_argument("--module", action="append", default=[], metavar="MOD",
                    help="import MOD and add the workloads of its Registry objects (repeatable)")
@@ -32,19 +33,23 @@ def main(argv=None) -> int:
 
     root = cache_dir(args.cache_dir)
     if args.clear:
-        from ..compile_cache.clear import NotACompileCache, clear
+        from ..compile_cache.clear import NotACompileCache, clear, paths_to_clear
 
         try:
-            removed = clear(root)
+            removed = paths_to_clear(root) if args.dry_run else clear(root)
         except NotACompileCache as e:
             print(f"error: refusing to clear: {e}", file=sys.stderr)
             return 2
         except OSError as e:
             print(f"error: could not clear {root}: {e}", file=sys.stderr)
             return 2
-        print(f"cleared {', '.join(p.name for p in removed)} in {root}" if removed
-              else f"nothing to clear: no compile cache in {root}")
-        if not (args.list or args.status or args.dry_run or args.only or args.module):
+        if args.dry_run:  # a dry run deletes nothing: it says what --clear would delete
+            print(f"(dry run) --clear would delete {', '.join(p.name for p in removed)} in {root}" if removed
+                  else f"(dry run) nothing to clear: no compile cache in {root}")
+        else:
+            print(f"cleared {', '.join(p.name for p in removed)} in {root}" if removed
+                  else f"nothing to clear: no compile cache in {root}")
+        if not (args.list or args.status or args.only or args.module):
             return 0
     if args.status:
         from .runner import status

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..compile_cache.cache import cache_dir as resolve_cache_dir
+from ..compile_cache.quiet import quiet_torch_notices
+from ..errors import UsageError
+from ..interactive import draws_bars
 from .guard import SideEffectGuard
-from .quiet import quiet_torch_notices
 from .workloads import Registry, Workload, builtin_workloads
 
 DEFAULT_MAX_MEMORY_MB = 3072
@@ -64,7 +66,7 @@ def select(registries, only=None) -> list[Workload]:
     chosen = [w for reg in registries for w in reg if w.matches(only)]
     if only and not chosen:
         names = [w.name for reg in registries for w in reg]
-        raise ValueError(f"--only {list(only)} matches no workload; known: {names}")
+        raise UsageError(f"--only {list(only)} matches no workload; known: {names}")
     return chosen
 
 
@@ -88,7 +90,7 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
     for name in modules:
         found = registries_in_module(importlib.import_module(name))
         if not found:
-            raise ValueError(f"module {name!r} defines no hotstart.warmup.Registry")
+            raise UsageError(f"module {name!r} defines no hotstart.warmup.Registry")
         regs.extend(found)
     workloads = select(regs, only)
     root = resolve_cache_dir(cache_dir)
@@ -99,10 +101,12 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
         results = [WorkloadResult(w.name, "failed", error=problem) for w in workloads]
         return WarmupReport(results, time.perf_counter() - start, peak_rss_mb(), str(root), [])
     bar = None
-    if progress:
+    if progress and draws_bars(sys.stderr):
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(workloads), desc="warmup", file=sys.stderr, leave=False)
+    elif progress:  # a log or a pipe: one plain line per workload (`_run_all`), not \r updates
+        bar = _PlainLines(len(workloads), sys.stderr)
     with SideEffectGuard() as guard:
         import os
 
@@ -129,15 +133,33 @@ def _unwritable(root) -> str | None:
     import tempfile
 
     from ..compile_cache.cache import inductor_dir
+    from ..compile_cache.manifest import mark_cache
 
     try:
         target = inductor_dir(root)
         target.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=target):
             pass
+        mark_cache(root)  # the folder is hotstart's compile cache from now on (what --clear checks)
     except OSError as e:
         return f"cache folder {root} is not writable ({e.strerror or e}); nothing was warmed"
     return None
+
+
+class _PlainLines:
+    """The bar's interface for a non-terminal: a flushed line as each workload starts."""
+
+    def __init__(self, total: int, stream):
+        self.total, self.stream, self.done = total, stream, 0
+
+    def set_postfix_str(self, name: str) -> None:
+        print(f"warmup {self.done + 1}/{self.total}: {name}", file=self.stream, flush=True)
+
+    def update(self, n: int) -> None:
+        self.done += n
+
+    def close(self) -> None:
+        pass
 
 
 def _run_all(workloads, root, budget, max_memory_mb, seed, start, results, bar):

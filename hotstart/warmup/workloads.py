@@ -22,6 +22,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from ..errors import UsageError
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -50,7 +52,7 @@ class Registry:
 
     def add(self, workload: Workload) -> Workload:
         if workload.name in self._items:
-            raise ValueError(f"a workload named {workload.name!r} is already registered")
+            raise UsageError(f"a workload named {workload.name!r} is already registered")
         self._items[workload.name] = workload
         return workload
 
@@ -106,6 +108,11 @@ def builtin_workloads(cuda: bool | None = None) -> list[Workload]:
         out.append(Workload(f"tabular-mlp-{dev}", _tabular, device=dev, compile=False, size=(1, 1),
                             description="TabularClassificationSingle, 3 categorical + 4 continuous columns"))
         out += _spatial_workloads(dev)
+        # Not compiled, as the table workload: the manifest key names image backbones. It runs the
+        # whole series path (setup on mock random walks, InceptionTime, loss, metrics) eagerly.
+        out.append(Workload(f"timeseries-inceptiontime-{dev}", _timeseries, backbone="inceptiontime", device=dev,
+                            compile=False, size=(1, 96), batch_size=8,
+                            description="TSClassificationSingle, 3 channels x 96 steps, InceptionTime"))
     return out
 
 
@@ -165,6 +172,13 @@ def _tabular():
 
     row = TableRow(categorical=["a", "b", "c"], continuous=["x", "y", "z", "w"])
     return TabularClassificationSingle((row, Label(["no", "yes"])))
+
+
+def _timeseries():
+    from ..blocks import Label, TimeSeries
+    from ..tasks import TSClassificationSingle
+
+    return TSClassificationSingle((TimeSeries(3, length=96), Label(["a", "b", "c"])))
 
 
 def registries_in_module(module) -> list[Registry]:

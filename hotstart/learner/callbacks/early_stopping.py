@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ...errors import UsageError
 from .base import Callback, CancelFit
 
 
@@ -13,7 +14,7 @@ class EarlyStopping(Callback):
         self.monitor, self.patience, self.min_delta = monitor, int(patience), float(min_delta)
         self.mode = mode or ("min" if "loss" in monitor else "max")
         if self.mode not in ("min", "max"):
-            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
+            raise UsageError(f"mode must be 'min' or 'max', got {mode!r}")
 
     def before_fit(self):
         self.best, self.wait = (math.inf if self.mode == "min" else -math.inf), 0

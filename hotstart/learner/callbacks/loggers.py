@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import sys
 
+from ...errors import UsageError
 from .base import Callback
 
 _BY_NAME = {"csv": "CSVLogger", "tensorboard": "TensorBoardLogger"}
@@ -33,14 +34,14 @@ class LogTo(Callback):
 
     def __init__(self, *loggers, root_dir: str = "logs", name: str = "hotstart", every: int = 10):
         if not loggers:
-            raise ValueError("LogTo needs at least one logger: 'csv', 'tensorboard' or a Lightning logger")
+            raise UsageError("LogTo needs at least one logger: 'csv', 'tensorboard' or a Lightning logger")
         for lg in loggers:
             if isinstance(lg, str) and lg not in _BY_NAME:
-                raise ValueError(f"LogTo: unknown logger {lg!r}; use one of {sorted(_BY_NAME)} or a logger object")
+                raise UsageError(f"LogTo: unknown logger {lg!r}; use one of {sorted(_BY_NAME)} or a logger object")
         if "tensorboard" in loggers and not _tensorboard_installed():
             raise ModuleNotFoundError("LogTo('tensorboard') needs the tensorboard package: pip install tensorboard")
         if int(every) < 1:
-            raise ValueError(f"LogTo: every must be >= 1, got {every!r}")
+            raise UsageError(f"LogTo: every must be >= 1, got {every!r}")
         self._specs, self.root_dir, self.name, self.every = loggers, root_dir, name, int(every)
         self.loggers: list = []
         self._steps_before = 0  # training iterations of earlier fits: one step axis across fits

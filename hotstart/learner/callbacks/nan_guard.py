@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ...errors import HotstartError
+from ...errors import HotstartError, UsageError
 from .base import Callback
 
 
@@ -88,7 +88,7 @@ class NonFiniteGuard(Callback):
 
     def __init__(self, check_every: int = 25, min_scale: float = 2.0 ** -14):
         if int(check_every) < 1:
-            raise ValueError(f"check_every must be at least 1, got {check_every!r}")
+            raise UsageError(f"check_every must be at least 1, got {check_every!r}")
         self.check_every = int(check_every)
         # below fp16's smallest normal number the scaler is shrinking gradients that are not
         # finite for another reason than fp16's range: it will never recover

@@ -2,7 +2,8 @@
 
 Bars are for people watching a terminal or a notebook. Written to a file or a pipe (a log, CI,
 ``| tee``), each bar refresh is a ``\r`` line that buries the result, so by default (``bars=None``)
-bars are drawn only when their stream is a terminal or the code runs in a Jupyter kernel. The
+bars are drawn only when their stream is a terminal or the code runs in a Jupyter kernel
+(`hotstart.interactive.draws_bars`, which the warmup and the downloads ask too). The
 epoch table is the result: it is written in every case (unless ``table=False``), one flushed line
 per epoch, so ``tail -f`` of a log shows each epoch as it ends.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from ...interactive import draws_bars
 from .base import Callback
 
 
@@ -74,7 +76,7 @@ class Progress(Callback):
     def _show_bars(self) -> bool:
         if self.bars is not None:
             return self.bars
-        return _interactive(self.file or sys.stderr)
+        return draws_bars(self.file or sys.stderr)
 
     def _write(self, line: str):
         from tqdm.auto import tqdm
@@ -84,17 +86,6 @@ class Progress(Callback):
         flush = getattr(out, "flush", None)
         if flush is not None:
             flush()
-
-
-def _interactive(stream) -> bool:
-    """True when `stream` is a terminal, or when running in a Jupyter kernel (which renders bars)."""
-    if "ipykernel" in sys.modules:
-        return True
-    isatty = getattr(stream, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except ValueError:  # a closed stream
-        return False
 
 
 def _fmt(v) -> str:

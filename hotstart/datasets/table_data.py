@@ -29,6 +29,7 @@ from ..blocks import Continuous, Label
 from ..blocks.table import TableRow, category_key, is_missing
 from .containers import Data
 from .errors import DatasetError
+from ..errors import UsageTypeError
 
 __all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD"]
 
@@ -202,7 +203,7 @@ def _read_columns(table) -> tuple[dict[str, list], str, Callable[[int], str]]:
         index = list(table.index)
         return ({str(c): table[c].tolist() for c in table.columns}, "the DataFrame",
                 lambda i: f"row {i}" if index[i] == i else f"row {i} (index {index[i]!r})")
-    raise TypeError(f"TableData takes a CSV path or a pandas DataFrame, got {type(table).__name__}")
+    raise UsageTypeError(f"TableData takes a CSV path or a pandas DataFrame, got {type(table).__name__}")
 
 
 def _as_floats(values: list) -> list | None:

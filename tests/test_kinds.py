@@ -130,3 +130,34 @@ def test_every_block_kind_hashes_like_its_json_twin():
         twin = Block.from_dict(block.to_dict())
         assert twin == block and hash(twin) == hash(block)
         assert block.check(block.mock(rng))
+
+
+# --- one base for the three families (hotstart/kinds.py) ---------------------------------------
+
+def test_blocks_encodings_and_tasks_share_one_kinded_base():
+    from hotstart.kinds import Kinded
+
+    families = {Block: "block", Encoding: "encoding", SupervisedTask: "task"}
+    assert all(issubclass(root, Kinded) and root._kinds.what == what for root, what in families.items())
+    assert len({id(root._kinds) for root in families}) == 3  # a block kind never resolves to a task
+
+    class TestOnlyWidgets(Kinded, family="widget"):  # a new family: its own registry, nothing shared
+        pass
+
+    class TestOnlyDial(TestOnlyWidgets):
+        def __init__(self, turns=1):
+            self.turns = turns
+
+        def _params(self):
+            return {"turns": self.turns}
+
+    d = TestOnlyDial(2).to_dict()
+    assert d == {"kind": f"{__name__}.test_blocks_encodings_and_tasks_share_one_kinded_base.<locals>.TestOnlyDial",
+                 "turns": 2}
+    back = TestOnlyWidgets.from_dict(d)
+    assert type(back) is TestOnlyDial and back == TestOnlyDial(2.0) and hash(back) == hash(TestOnlyDial(2.0))
+    assert back != TestOnlyDial(3)
+    with pytest.raises(UnknownKindError, match="unknown widget kind 'Image'"):
+        TestOnlyWidgets.from_dict({"kind": "Image"})
+    with pytest.raises(TypeError, match="a widget is described by a dict"):
+        TestOnlyWidgets.from_dict(["Image"])

@@ -1,11 +1,13 @@
-"""`quiet_torch_notices`: keep torch's import-time notices out of the warmup's report.
+"""`quiet_torch_notices`: keep torch's import-time notices out of what hotstart prints while it compiles.
 
 On a machine with a CUDA build of torch, a CUDA toolkit (``nvcc`` on PATH or ``CUDA_HOME``) but no
 GPU, the first compiled C++ kernel makes Inductor import ``torch.utils.cpp_extension``
 (``torch/_inductor/cpp_builder.py``, ``_get_torch_related_args``, while it checks the CPU's vector
 ISA), and that import logs ``No CUDA runtime is found, using CUDA_HOME=...`` as a warning. It
-says nothing about the warmup, so the warmup drops exactly that record, only while it runs, and
-only from that logger; every other warning still comes through.
+says nothing about the warmup or the export, so both (the warmup's workloads, the ``.pt2`` export's
+AOTInductor compile) drop exactly that record, only while they compile, and only from that logger;
+every other warning still comes through. It lives here, beside the compile cache, because both
+compile: the export does not import the warmup.
 """
 from __future__ import annotations
 

@@ -1,0 +1,127 @@
+"""``hotstart predict TABLE_MODEL rows.csv``: one prediction per row of a CSV, for a table model.
+
+A model trained with ``--task tabular`` (TabularClassificationSingle / TabularRegression; an
+.onnx from ``hotstart export``, or the saved model folder) predicts rows, not images. The CSV
+holds the model's input columns (any order; other columns, the target included, are ignored),
+read with the ``csv`` module as training read its table: UTF-8 (Excel's byte-order mark allowed),
+the cells of `MISSING_CELLS` missing, continuous columns numbers, categorical cells as the text
+the model knows them by (or their number, as in a numeric column: 2007 and "2007" agree).
+
+Each row is printed as ``rows.csv line 3: label (top-k)`` (a regression: its value(s)); with
+``--json`` one object per row. A row that cannot be read (a text cell in a continuous column, a
+wrong cell count) gets an error line naming the file, line and column; the other rows are still
+predicted, and the exit status is 1. A missing input column stops before any row, naming it.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+
+from ..datasets.table_data import MISSING_CELLS  # the cells training read as missing
+from ..errors import UsageError
+
+
+
+class RowError(UsageError):
+    """A row of the CSV that cannot be given to the model; the message names file, line and column."""
+
+
+def read_rows(path, table: dict):
+    """Yield ``(line number, row dict or RowError)`` for each data row of the CSV at `path`.
+
+    `table`: the model's columns (``categorical``, ``continuous``, ``vocab``), as in the ONNX
+    metadata's ``table`` key. Raises `UsageError` when the header lacks an input column."""
+    path = Path(path)
+    cats, conts = list(table["categorical"]), list(table["continuous"])
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
+    reader = csv.reader(text.splitlines(), delimiter=delimiter)
+    header = [h.strip() for h in next(reader, [])]
+    absent = [c for c in cats + conts if c not in header]
+    if absent:
+        raise UsageError(f"{path} lacks the model's input column(s) {absent} (its columns: {header[:20]})")
+    index = {c: header.index(c) for c in cats + conts}
+    for cells in reader:
+        line = reader.line_num
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            yield line, RowError(f"{path} line {line}: {len(cells)} cells, the header has {len(header)}")
+            continue
+        try:
+            row = {c: _continuous(cells[index[c]], path, line, c) for c in conts}
+            row.update({c: _categorical(cells[index[c]], table["vocab"][c]) for c in cats})
+        except RowError as e:
+            yield line, e
+            continue
+        yield line, row
+
+
+def _continuous(cell: str, path, line: int, column: str):
+    cell = cell.strip()
+    if cell in MISSING_CELLS:
+        return None
+    try:
+        value = float(cell)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value):
+        raise RowError(f"{path} line {line}, column {column!r}: {cell!r} is not a finite number (the column is "
+                       f"continuous; leave the cell empty for a missing value)")
+    return value
+
+
+def _categorical(cell: str, vocab: list):
+    """The cell as the text the model knows, else as a number (a numeric column's categories are
+    known by their number's text), else as it is (an unseen category: the model's "other")."""
+    cell = cell.strip()
+    if cell in MISSING_CELLS:
+        return None
+    if cell in vocab:
+        return cell
+    try:
+        return float(cell)
+    except ValueError:
+        return cell
+
+
+def predict_rows(model, paths, top_k: int = 3, as_json: bool = False, out=None) -> int:
+    """Print one prediction per row of each CSV in `paths`; 1 if any row failed, else 0.
+
+    `model`: has ``predict(row dict) -> (label or values, probabilities)``, ``kind``, ``table``
+    and ``classes`` (None for a regression)."""
+    from ..predictor import format_prediction
+
+    out = out or sys.stdout
+    status = 0
+    for path in paths:
+        for line, row in read_rows(path, model.table):
+            if isinstance(row, RowError):
+                print(f"error: {row}", file=sys.stderr)
+                status = 1
+                continue
+            try:
+                label, probs = model.predict(row)
+            except (ValueError, TypeError) as e:
+                print(f"error: {path} line {line}: {e}", file=sys.stderr)
+                status = 1
+                continue
+            name = f"{path} line {line}"
+            if model.classes is None:  # a regression: the values, in the target's units
+                values = [float(v) for v in list(label)]
+                print(json.dumps({"file": str(path), "line": line, "value": values}) if as_json
+                      else f"{name}: {', '.join(f'{v:.6g}' for v in values)}", file=out)
+            elif as_json:
+                order = sorted(range(len(probs)), key=lambda i: -float(probs[i]))[:top_k]
+                print(json.dumps({"file": str(path), "line": line, "label": label,
+                                  "top": [[model.classes[i], float(probs[i])] for i in order]}), file=out)
+            else:
+                print(format_prediction(name, label, probs, model.classes, top_k), file=out)
+            out.flush()
+    return status

@@ -1,0 +1,158 @@
+"""Checks of a command's paths, columns and output folder that run BEFORE torch is imported.
+
+Importing torch (and timm, torchvision) takes 5 s on an idle laptop and 25-50 s on a busy machine,
+so a misspelled path, a misspelled column or a folder that is not a model used to cost that long
+before its one-line error. Everything here uses the standard library only (``csv`` for a table's
+header row), and each command calls its check first:
+
+    train    PATH exists and is a folder or a .csv/.tsv; the CSV header names the columns given
+             (--path-col/--label-col, --target, --point-cols); segmentation's images/ and masks/;
+             --out holds no earlier run unless --overwrite (see `check_out`).
+    predict  MODEL exists (an .onnx / .pt2 file or a model folder).
+    export   MODEL_DIR is a model folder (`model_folder`).
+
+The full readers (datasets.ImageFolders, ImageTable, TableData ...) still check every row and
+file afterwards; these checks only move the common mistakes ahead of the slow imports. tests:
+tests/test_cli_fail_fast.py runs them in a subprocess and asserts torch was never imported.
+"""
+from __future__ import annotations
+
+import csv
+import difflib
+from pathlib import Path
+
+from ..errors import SavedModelError, UsageError
+
+# what `train` writes into --out (cli/train.py `write_outputs`): an earlier run if any is there
+RUN_OUTPUTS = ("model", "history.csv", "loss.png")
+TABLE_SUFFIXES = (".csv", ".tsv")
+
+
+def model_folder(path) -> Path:
+    """MODEL_DIR, or its ``model/`` subfolder (train's --out layout); a `SavedModelError` naming the
+    folder when neither holds the ``task.json`` that ``learner.save`` writes."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such folder")
+    if (path / "task.json").is_file():
+        return path
+    if (path / "model" / "task.json").is_file():
+        return path / "model"
+    if not path.is_dir():
+        raise SavedModelError(f"{path}: not a model folder (expected a folder written by learner.save or "
+                              f"`hotstart train`'s --out folder)")
+    raise SavedModelError(f"{path}: not a model folder: it has no task.json (nor model/task.json); expected a "
+                          f"folder written by learner.save or `hotstart train`'s --out folder")
+
+
+def table_header(path) -> list[str] | None:
+    """The header row of a CSV (TSV for ``.tsv``), names stripped; None when it cannot be decoded
+    here (then the full reader reports the line and byte)."""
+    path = Path(path)
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            header = next(csv.reader(f, delimiter=delimiter), None)
+    except UnicodeDecodeError:
+        return None
+    if not header:
+        raise UsageError(f"{path} is empty (no header row)")
+    return [h.strip() for h in header]
+
+
+def check_columns(path, header: list[str], wanted: dict[str, str]) -> None:
+    """`wanted`: column -> the option that named it; a `UsageError` naming the option, the column,
+    the file and the close matches among its columns."""
+    for column, option in wanted.items():
+        if column in header:
+            continue
+        close = difflib.get_close_matches(column, header, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise UsageError(f"{option} {column!r}: {path} has no such column{hint} (its columns: "
+                         f"{header[:20]}{' ...' if len(header) > 20 else ''})")
+
+
+def check_train(args) -> None:
+    """`train`'s paths, columns and output folder, before anything heavy is imported."""
+    task = getattr(args, "task", None)
+    tabular = task == "tabular" or (task is None and getattr(args, "target", None))
+    if task == "timeseries":  # PATH: a .ts file, or a built-in set's name (checked by cli/train_timeseries.py)
+        path = Path(args.path) if args.path is not None else None
+        if path is not None and (path.suffix or len(path.parts) > 1) and not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file (--task timeseries takes a .ts file or a built-in set's name)")
+        check_out(args)
+        return
+    if args.path is not None:
+        _check_data_path(args, Path(args.path), task, tabular)
+    check_out(args)
+
+
+def _check_data_path(args, path: Path, task, tabular) -> None:
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if tabular:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file (--task tabular takes a CSV table)")
+        if args.target:
+            _check_table(path, {args.target: "--target"})
+        return
+    if task == "segmentation":
+        for sub in ("images", "masks"):
+            if not (path / sub).is_dir():
+                raise FileNotFoundError(f"{path / sub}: no such folder (--task segmentation takes a folder with "
+                                        f"images/ and masks/)")
+        return
+    if path.is_dir():
+        if task != "keypoints" and not any(p.is_dir() for p in path.iterdir()):
+            raise UsageError(f"{path}: expected a folder of class folders (one subfolder per class), found no "
+                             f"subfolder")
+        return
+    if path.suffix.lower() not in TABLE_SUFFIXES:
+        raise UsageError(f"{path}: expected a folder of class folders or a .csv table")
+    if task == "keypoints":
+        points = [c for c in (args.point_cols or "").split(",") if c]
+        _check_table(path, {args.path_col: "--path-col", **{c: "--point-cols" for c in points}})
+    else:
+        _check_table(path, {args.path_col: "--path-col", args.label_col: "--label-col"})
+
+
+def _check_table(path: Path, wanted: dict[str, str]) -> None:
+    header = table_header(path)
+    if header is not None:
+        check_columns(path, header, wanted)
+
+
+def check_out(args) -> None:
+    """Never overwrite an earlier run silently: refuse an --out that holds one (its model/,
+    history.csv or loss.png) unless --overwrite, or --resume (which continues the run that wrote it).
+
+    Refusing rather than numbering the runs (runs/hotstart-1, -2 ... as Lightning does) keeps every
+    command that names the folder (``hotstart export runs/hotstart``, scripts, the README) pointing
+    at the model it means: with numbering, they would silently use an older run."""
+    if getattr(args, "overwrite", False) or getattr(args, "resume", None):
+        return
+    out = Path(args.out)
+    found = [name for name in RUN_OUTPUTS if (out / name).exists()]
+    if found:
+        raise UsageError(f"--out {out} already holds an earlier run ({', '.join(found)}); pass --overwrite to "
+                         f"replace it, or another folder, e.g. --out {_free_name(out)}")
+
+
+def _free_name(out: Path) -> Path:
+    """``out-2``, ``out-3`` ...: the first that holds no run."""
+    n = 2
+    while any((out.with_name(f"{out.name}-{n}") / name).exists() for name in RUN_OUTPUTS):
+        n += 1
+    return out.with_name(f"{out.name}-{n}")
+
+
+def check_predict(args) -> None:
+    """`predict`'s MODEL exists; a folder MODEL is a model folder."""
+    model = Path(args.model)
+    if not model.exists():
+        raise FileNotFoundError(f"{model}: no such file or folder (expected an .onnx or .pt2 file, or a model folder)")
+    if model.is_dir():
+        model_folder(model)
+    elif model.suffix.lower() not in (".onnx", ".pt2"):
+        raise UsageError(f"{model}: expected an .onnx or .pt2 file, or a folder written by learner.save")
+    # the inputs are not checked here: a missing image is an error line of its own, and the others are predicted

@@ -1,0 +1,130 @@
+"""`TimeSeriesData`: a ``.ts`` file, a numpy array or a DataFrame -> ``(Data(series, targets), (TimeSeries, Label | Continuous))``.
+
+    data, blocks = TimeSeriesData("GunPoint_TRAIN.ts", test="GunPoint_TEST.ts")   # the archive's split
+    data, blocks = TimeSeriesData(x, y)              # x: (N, channels, length) or (N, length); y: N labels
+    data, blocks = TimeSeriesData([a0, a1, ...], y)  # arrays (channels, length_i): unequal lengths
+    data, blocks = TimeSeriesData(df, target="label")   # a DataFrame, one series per row, one step per column
+
+Series are float64 arrays ``(channels, length)`` (NaN = missing). Targets are class labels (text),
+giving ``Label(classes)``, or numbers, giving ``Continuous(1)`` (a regression), as the ``.ts`` header
+says (``@classLabel`` / ``@targetLabel``) or, for arrays, as ``regression=`` says (default: float
+targets that are not all whole numbers are a regression). With `test`, the Data has the splits
+``{"train": ..., "test": ...}``; ``test`` is held out, as the folder recipes hold out ``test/``:
+``tasklearner`` neither trains nor validates on it.
+
+The block is ``TimeSeries(channels, length=L)`` when every series has length L, else
+``TimeSeries(channels)`` (variable; the task pads to the longest training series).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..blocks import Continuous, Label
+from ..blocks.timeseries import TimeSeries
+from .containers import Data
+from .errors import DatasetError
+from .ts_format import read_ts
+
+__all__ = ["TimeSeriesData", "load_series_set"]
+
+
+def TimeSeriesData(source, targets: Sequence | None = None, *, test=None, test_targets: Sequence | None = None,  # noqa: N802
+                   target: str | None = None, regression: bool | None = None, classes: Sequence[str] | None = None):
+    """Series and targets -> ``(Data, (TimeSeries, Label | Continuous))``; see the module doc."""
+    series, labels, header_classes, is_reg, where = _read(source, targets, target, regression)
+    splits = None
+    if test is not None:
+        t_series, t_labels, t_classes, t_reg, t_where = _read(test, test_targets, target, is_reg)
+        if t_reg != is_reg:
+            raise DatasetError(f"{t_where} has {'regression targets' if t_reg else 'class labels'}, "
+                               f"but {where} has {'regression targets' if is_reg else 'class labels'}")
+        if t_series[0].shape[0] != series[0].shape[0]:
+            raise DatasetError(f"{t_where} has {t_series[0].shape[0]} channel(s), {where} has {series[0].shape[0]}")
+        splits = {"train": list(range(len(series))), "test": list(range(len(series), len(series) + len(t_series)))}
+        series, labels = series + t_series, labels + t_labels
+        header_classes = header_classes or t_classes
+    channels = {s.shape[0] for s in series}
+    if len(channels) != 1:
+        raise DatasetError(f"{where}: series with different numbers of channels {sorted(channels)}")
+    lengths = {s.shape[1] for s in series}
+    block = TimeSeries(channels.pop(), lengths.pop() if len(lengths) == 1 else None)
+    if is_reg:
+        target_block = Continuous(1)
+        targets_out = [np.asarray([v], dtype=np.float32) for v in labels]
+    else:
+        found = sorted({str(v) for v in labels})
+        order = list(classes) if classes is not None else list(header_classes or found)
+        unknown = [c for c in found if c not in order]
+        if unknown:
+            raise DatasetError(f"{where}: label(s) {unknown} are not among the classes {order}")
+        target_block = Label(order)
+        targets_out = [str(v) for v in labels]
+    return Data(series, targets_out, splits), (block, target_block)
+
+
+def load_series_set(name: str, **kw):
+    """A built-in set (see hotstart/datasets/timeseries_builtin.py) with its archive train / test split."""
+    from .timeseries_builtin import series_files
+
+    train, test = series_files(name)
+    return TimeSeriesData(train, test=test, **kw)
+
+
+def _read(source, targets, target, regression):
+    """(series list, labels list, header classes or None, is regression, a name for errors)."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if targets is not None:
+            raise DatasetError(f"TimeSeriesData({path}): a .ts file carries its own labels; targets= does not apply")
+        f = read_ts(path)
+        if f.labels is None and f.targets is None:
+            raise DatasetError(f"{path}: the file has no labels or targets (@classLabel false, no @targetLabel true)")
+        if f.targets is not None:
+            return f.series, [float(v) for v in f.targets], None, True, str(path)
+        return f.series, list(f.labels), f.class_labels, False, str(path)
+    if hasattr(source, "columns") and hasattr(source, "iloc"):  # a DataFrame, without importing pandas
+        if target is None or target not in source.columns:
+            raise DatasetError(f"TimeSeriesData(DataFrame): target= must name a column; columns: {list(source.columns)}")
+        steps = [c for c in source.columns if c != target]
+        values = np.asarray(source[steps].to_numpy(), dtype=np.float64)
+        return _from_arrays(list(values[:, None, :]), source[target].tolist(), regression, f"DataFrame column {target!r}")
+    if targets is None:
+        raise DatasetError("TimeSeriesData(array): pass the targets too, TimeSeriesData(series, targets)")
+    if isinstance(source, np.ndarray):
+        if source.ndim == 2:
+            source = source[:, None, :]
+        if source.ndim != 3:
+            raise DatasetError(f"TimeSeriesData: an array of series must be (N, length) or (N, channels, length), "
+                               f"got shape {source.shape}")
+        arrays = [np.asarray(s, dtype=np.float64) for s in source]
+    else:
+        arrays = []
+        for i, s in enumerate(source):
+            a = np.asarray(s, dtype=np.float64)
+            a = a[None, :] if a.ndim == 1 else a
+            if a.ndim != 2:
+                raise DatasetError(f"TimeSeriesData: series {i} must be (channels, length), got shape {a.shape}")
+            arrays.append(a)
+    return _from_arrays(arrays, list(targets), regression, "the arrays")
+
+
+def _from_arrays(arrays, labels: list[Any], regression, where):
+    if len(arrays) != len(labels):
+        raise DatasetError(f"TimeSeriesData: {len(arrays)} series but {len(labels)} targets")
+    if not arrays:
+        raise DatasetError("TimeSeriesData: no series")
+    if regression is None:
+        numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in labels)
+        regression = numeric and not all(float(v).is_integer() for v in labels)
+    if regression:
+        try:
+            labels = [float(v) for v in labels]
+        except (TypeError, ValueError) as e:
+            raise DatasetError(f"TimeSeriesData: regression targets of {where} must be numbers ({e})") from None
+    else:
+        labels = [str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v) for v in labels]
+    return arrays, labels, None, bool(regression), where

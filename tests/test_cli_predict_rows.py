@@ -1,0 +1,106 @@
+"""``hotstart predict`` with a table model: a CSV of rows in, one prediction per row out, for an
+.onnx export and a saved model folder alike; bad cells and missing columns named."""
+import csv
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from hotstart import datasets, tasklearner
+from hotstart.cli import main
+from hotstart.cli.predict_rows import read_rows
+from hotstart.datasets.penguins import PENGUINS_FILE
+from hotstart.tasks import TabularClassificationSingle, TabularRegression
+
+N_ROWS = 40
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """Species (classes) and body mass (regression) from the penguins table: saved and exported."""
+    pytest.importorskip("onnxruntime")
+    root = tmp_path_factory.mktemp("table-models")
+    out = {}
+    for target, task_cls in (("species", TabularClassificationSingle), ("body_mass_g", TabularRegression)):
+        data, blocks = datasets.load("penguins", target=target)
+        learner = tasklearner(task_cls(blocks), data, seed=0, progress=False)
+        learner.fit_one_cycle(1, 1e-2)  # parity, not accuracy
+        learner.save(root / target)
+        learner.export(root / f"{target}.onnx")
+        out[target] = learner, data, root
+    return out
+
+
+def _rows_csv(path, n=N_ROWS, edit=None):
+    """The first `n` rows of the penguins CSV (all its columns, the target too), optionally edited."""
+    with open(PENGUINS_FILE, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))[:n]
+    if edit:
+        edit(rows)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def test_csv_rows_encode_as_training_read_them(models, tmp_path):
+    learner, data, _ = models["species"]
+    prep = learner.task.preprocessing
+    table = {k: prep.to_dict()[k] for k in ("categorical", "continuous", "vocab")}
+    rows = [row for _, row in read_rows(_rows_csv(tmp_path / "rows.csv"), table)]
+    assert len(rows) == N_ROWS  # (row 4 of the file has NA cells: missing values, not errors)
+    np.testing.assert_array_equal(prep.encode_rows(rows), prep.encode_rows(list(data.inputs[:N_ROWS])))
+
+
+@pytest.mark.parametrize("model", ["species.onnx", "species"])
+def test_predict_prints_one_line_per_row_equal_to_learner_predict(models, tmp_path, capsys, model):
+    learner, data, root = models["species"]
+    assert main(["predict", str(root / model), str(_rows_csv(tmp_path / "rows.csv")), "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [o["line"] for o in lines] == list(range(2, N_ROWS + 2))  # the header is line 1
+    for o, row in zip(lines, data.inputs[:N_ROWS]):
+        label, probs = learner.predict(row)
+        assert o["label"] == label
+        top_class, top_p = o["top"][0]
+        assert top_class == label and top_p == pytest.approx(float(probs.max()), abs=1e-5)
+
+
+@pytest.mark.parametrize("model", ["body_mass_g.onnx", "body_mass_g"])
+def test_a_regression_prints_its_values(models, tmp_path, capsys, model):
+    learner, data, root = models["body_mass_g"]
+    assert main(["predict", str(root / model), str(_rows_csv(tmp_path / "rows.csv", 5))]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 5 and out[0].startswith(f"{tmp_path / 'rows.csv'} line 2: ")
+    got = [float(line.rsplit(": ", 1)[1]) for line in out]
+    table = {k: learner.task.preprocessing.to_dict()[k] for k in ("categorical", "continuous", "vocab")}
+    rows = [row for _, row in read_rows(tmp_path / "rows.csv", table)]  # row 4 (no body mass) is an input too
+    want = [float(learner.predict(row)[0][0]) for row in rows]
+    np.testing.assert_allclose(got, want, rtol=1e-4)
+
+
+def test_bad_cells_and_missing_columns_are_named(models, tmp_path, capsys):
+    _, _, root = models["species"]
+
+    def damage(rows):
+        rows[2]["bill_length_mm"] = "long"
+        rows[5]["flipper_length_mm"] = "inf"
+
+    path = _rows_csv(tmp_path / "bad.csv", 8, damage)
+    assert main(["predict", str(root / "species.onnx"), str(path)]) == 1
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 6  # the other rows are still predicted
+    errors = captured.err.splitlines()
+    assert errors == [f"error: {path} line 4, column 'bill_length_mm': 'long' is not a finite number (the column is "
+                      f"continuous; leave the cell empty for a missing value)",
+                      f"error: {path} line 7, column 'flipper_length_mm': 'inf' is not a finite number (the column is "
+                      f"continuous; leave the cell empty for a missing value)"]
+
+    no_island = _rows_csv(tmp_path / "no_island.csv", 3, lambda rows: [r.pop("island") for r in rows])
+    assert main(["predict", str(root / "species"), str(no_island)]) == 1
+    assert "lacks the model's input column(s) ['island']" in capsys.readouterr().err
+    image = tmp_path / "a.png"
+    image.write_bytes(b"")
+    assert main(["predict", str(root / "species.onnx"), str(image)]) == 1
+    assert "predicts table rows: give it CSV files" in capsys.readouterr().err

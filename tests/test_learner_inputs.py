@@ -1,0 +1,68 @@
+"""What the learner reads: a path (str or PathLike) given to `predict` is read as an image, with
+errors naming the file; batches are encoded with one intra-op thread, and the setting is restored."""
+import pytest
+import torch
+
+from hotstart import ImageClassificationSingle, datasets, tasklearner
+from hotstart.datasets import ImageLoadError
+
+
+@pytest.fixture(scope="module")
+def digits_task():
+    data, blocks = datasets.load("digits")
+    return data, ImageClassificationSingle(blocks, size=(8, 8), augment={"flip": 0.0})
+
+
+# --- predict takes a path ---------------------------------------------------------------------
+
+def test_predict_takes_a_path_str_or_pathlike(digits_task, tmp_path):
+    data, task = digits_task
+    learner = tasklearner(task, data, seed=0, progress=False)
+    path = tmp_path / "digit.png"
+    data.inputs[5].save(path)
+
+    label, probs = learner.predict(data.inputs[5])
+    for given in (str(path), path):
+        got_label, got_probs = learner.predict(given)
+        assert got_label == label
+        torch.testing.assert_close(got_probs, probs)
+    assert probs.shape == (10,)
+
+
+def test_predict_path_errors_name_the_file(digits_task, tmp_path):
+    data, task = digits_task
+    learner = tasklearner(task, data, seed=0, progress=False)
+    missing = tmp_path / "no_such_photo.png"
+    with pytest.raises(FileNotFoundError, match="no_such_photo.png"):
+        learner.predict(missing)
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\n" + b"not really")
+    with pytest.raises(ImageLoadError, match="broken.png"):
+        learner.predict(str(broken))
+
+
+# --- data loading speed: one intra-op thread per batch, restored afterwards ---------------------
+
+def test_batches_are_encoded_with_one_thread_and_the_setting_is_restored(digits_task, monkeypatch):
+    from hotstart.learner.data import TaskDataset
+
+    data, task = digits_task
+    ds = TaskDataset(task, data, "training", seed=3)
+    seen = []
+    real_getitem = TaskDataset.__getitem__
+
+    def spy(self, i):
+        seen.append(torch.get_num_threads())
+        return real_getitem(self, i)
+
+    monkeypatch.setattr(TaskDataset, "__getitem__", spy)
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        batch = ds.__getitems__([4, 1, 7])
+        assert torch.get_num_threads() == 2 and seen == [1, 1, 1]
+    finally:
+        torch.set_num_threads(saved)
+    for (x, y), i in zip(batch, [4, 1, 7]):  # the same samples as one at a time
+        x1, y1 = real_getitem(ds, i)
+        assert torch.equal(x, x1) and torch.equal(y, y1)

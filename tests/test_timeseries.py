@@ -1,0 +1,256 @@
+"""Series: the TimeSeries block, SeriesPreprocessing, TimeSeriesData and the built-in sets, the two
+tasks end to end (a real fit on GunPoint, predict, save / load, views, interpretation), and the ONNX
+export with the torch-free predictor."""
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from hotstart import datasets, load_learner, tasklearner
+from hotstart.blocks import Block, BlockValueError, Continuous, Label, SeriesTensor, TimeSeries
+from hotstart.datasets import DatasetError, TimeSeriesData
+from hotstart.encodings import Context, Encoding, SeriesPreprocessing
+from hotstart.encodings.timeseries import encode_series
+from hotstart.models.inception_time import InceptionTime
+from hotstart.tasks import SupervisedTask, TSClassificationSingle, TSRegression
+
+
+@pytest.fixture(scope="module")
+def gunpoint():
+    """GunPoint, a small InceptionTime (8 filters per branch, 3 modules) trained once on all 50 series of
+    the archive's training split (validation only watches 10 of them); the test split is never seen."""
+    data, blocks = datasets.load("GunPoint")
+    train = data.split("train")
+    learner = tasklearner(TSClassificationSingle(blocks), train, validdata=train.subset(range(10)),
+                          backbone=InceptionTime(1, nf=8, depth=3), batch_size=8, seed=0, progress=False)
+    learner.fit_one_cycle(12, lr_max=1e-2)
+    return learner, data
+
+
+# --- block and encoding ------------------------------------------------------------------------
+
+def test_block_checks_mocks_and_round_trips():
+    fixed, var = TimeSeries(2, length=5), TimeSeries(3, max_length=10)
+    assert fixed.check(np.zeros((2, 5))) and fixed.check([[1, 2, np.nan, 4, 5], [0, 0, 0, 0, 0]])
+    assert TimeSeries(1, 4).check(np.arange(4.0))  # univariate: a 1-D array is accepted
+    for bad, words in [(np.zeros((3, 5)), "expected 2 channel"), (np.zeros((2, 6)), "expected length 5"),
+                       (np.full((2, 5), np.inf), "infinity"), (np.full((2, 5), np.nan), "every value"),
+                       ("series", "must be an array")]:
+        with pytest.raises(BlockValueError, match=words):
+            fixed.validate(bad)
+    with pytest.raises(BlockValueError, match="exceeds max_length 10"):
+        var.validate(np.zeros((3, 11)))
+    rng = np.random.default_rng(0)
+    mocks = [var.mock(rng) for _ in range(30)]
+    assert all(var.check(m) for m in mocks) and len({m.shape[1] for m in mocks}) > 3
+    for b in (fixed, var, SeriesTensor(3, 7)):
+        assert Block.from_dict(json.loads(json.dumps(b.to_dict()))) == b
+    with pytest.raises(ValueError, match="not both"):
+        TimeSeries(1, length=3, max_length=4)
+
+
+def test_channel_statistics_come_from_the_training_split_only():
+    rng = np.random.default_rng(1)
+    train = [rng.normal([[5.0], [-2.0]], [[2.0], [0.5]], size=(2, 50)) for _ in range(40)]
+    prep = SeriesPreprocessing(2, 50).fit(train)
+    flat = np.concatenate(train, axis=1)
+    np.testing.assert_allclose(prep.mean, flat.mean(1))
+    np.testing.assert_allclose(prep.std, flat.std(1) + 1e-8)
+    enc = np.stack([prep.encode_array(s) for s in train])
+    np.testing.assert_allclose(enc.mean((0, 2)), 0, atol=1e-6)
+    np.testing.assert_allclose(enc.std((0, 2)), 1, atol=1e-5)
+    assert Encoding.from_dict(json.loads(json.dumps(prep.to_dict()))) == prep
+
+
+def test_series_normalisation_padding_cropping_missing_values_and_mask():
+    x = np.array([[1.0, 2.0, np.nan, 4.0]])
+    prep = SeriesPreprocessing(1, normalize="series", mask=True).fit([np.zeros((1, 6)) + np.arange(6)])
+    assert prep.length == 6 and prep.encoded_block(TimeSeries(1)) == SeriesTensor(2, 6)
+    out = prep.encode_array(x)
+    seen = np.array([1.0, 2.0, 4.0])
+    np.testing.assert_allclose(out[0], [*(np.array([1, 2]) - seen.mean()) / seen.std(), 0, (4 - seen.mean()) / seen.std(),
+                                        0, 0], rtol=1e-6)
+    np.testing.assert_array_equal(out[1], [1, 1, 0, 1, 0, 0])  # observed steps; missing and padding are 0
+    long = np.arange(10.0)[None]
+    np.testing.assert_array_equal(SeriesPreprocessing(1, 4, normalize=None).fit([long]).encode_array(long), [[0, 1, 2, 3]])
+    capped = SeriesPreprocessing(1, max_length=5, normalize=None).fit([long])
+    assert capped.length == 5
+
+
+def test_augmentations_only_in_training_and_only_from_the_generator():
+    prep = SeriesPreprocessing(1, 30, shift=0.2, jitter=0.1, scale=0.2).fit([np.sin(np.arange(30.0))[None]])
+    x = np.sin(np.arange(30.0))[None]
+    a = prep.encode_array(x, Context.TRAINING, np.random.default_rng(3))
+    b = prep.encode_array(x, Context.TRAINING, np.random.default_rng(3))
+    c = prep.encode_array(x, Context.TRAINING, np.random.default_rng(4))
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    plain = prep.encode_array(x, Context.VALIDATION, np.random.default_rng(3))
+    np.testing.assert_array_equal(plain, prep.encode_array(x))
+    with pytest.raises(ValueError, match="needs an rng"):
+        prep.encode_array(x, Context.TRAINING)
+    with pytest.raises(ValueError, match="shift"):
+        SeriesPreprocessing(1, shift=1.5)
+
+
+# --- data ----------------------------------------------------------------------------------------
+
+def test_built_in_sets_keep_the_archive_split():
+    for name, n_train, n_test, block, classes in [
+            ("GunPoint", 50, 150, TimeSeries(1, 150), ["1", "2"]),
+            ("ItalyPowerDemand", 67, 1029, TimeSeries(1, 24), ["1", "2"]),
+            ("BasicMotions", 40, 40, TimeSeries(6, 100), ["Standing", "Running", "Walking", "Badminton"]),
+            ("JapaneseVowels", 270, 370, TimeSeries(12), [str(i) for i in range(1, 10)])]:
+        data, (series, label) = datasets.load(name)
+        assert (len(data.split("train")[0]), len(data.split("test")[0]), series) == (n_train, n_test, block)
+        assert label == Label(classes)
+    data, (series, target) = datasets.load("Covid3Month")
+    assert target == Continuous(1) and data[1][0].shape == (1,) and len(data.split("test")[0]) == 61
+    names = {e["name"] for e in datasets.catalog()}
+    assert {"GunPoint", "ItalyPowerDemand", "BasicMotions", "JapaneseVowels", "Covid3Month"} <= names
+
+
+def test_time_series_data_from_arrays_lists_and_dataframes():
+    x = np.random.default_rng(0).standard_normal((6, 2, 9))
+    data, (series, label) = TimeSeriesData(x, ["a", "b"] * 3)
+    assert series == TimeSeries(2, 9) and label == Label(["a", "b"]) and data[0][1].shape == (2, 9)
+    data, (series, target) = TimeSeriesData([np.zeros(4), np.ones(7)], [0.5, 1.5])
+    assert series == TimeSeries(1) and target == Continuous(1)
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(x[:, 0], columns=[f"t{i}" for i in range(9)]).assign(y=[1, 2] * 3)
+    data, (series, label) = TimeSeriesData(df, target="y")
+    assert series == TimeSeries(1, 9) and label == Label(["1", "2"])
+    np.testing.assert_array_equal(data[0][3], x[3, :1])
+    with pytest.raises(DatasetError, match="3 series but 2 targets"):
+        TimeSeriesData(x[:3], ["a", "b"])
+    with pytest.raises(DatasetError, match="target= must name a column"):
+        TimeSeriesData(df, target="nope")
+
+
+# --- tasks ---------------------------------------------------------------------------------------
+
+def test_tasks_set_up_on_training_data_and_round_trip_through_json():
+    data, blocks = datasets.load("JapaneseVowels")
+    task = TSClassificationSingle(blocks, mask=True)
+    assert task.needs_setup
+    ready = task.setup(data.split("train"))
+    assert not ready.needs_setup and ready.preprocessing.length == 26  # the longest training series
+    assert ready.encoded_blocks()[0] == SeriesTensor(13, 26)
+    again = SupervisedTask.from_dict(json.loads(json.dumps(ready.to_dict())))
+    assert again == ready
+    x = ready.encode_input(data[0][300])  # a test series: padded (or cropped) to the training length
+    assert x.shape == (13, 26) and x.dtype == torch.float32
+    covid, blocks = datasets.load("Covid3Month")
+    reg = TSRegression(blocks).setup(covid.split("train"))
+    y = np.stack([t for t in covid.split("train")[1]])
+    np.testing.assert_allclose(reg.encodings[1].mean, y.mean(0))
+    assert SupervisedTask.from_dict(json.loads(json.dumps(reg.to_dict()))) == reg
+    assert "not set up yet" in TSRegression(blocks).describe(file=io.StringIO())
+
+
+def test_gunpoint_trains_well_above_chance_on_the_held_out_test_split(gunpoint):
+    learner, data = gunpoint
+    from hotstart.learner.data import TaskDataset, make_loader
+
+    test = data.split("test")
+    scores = learner.validate(make_loader(TaskDataset(learner.task, test, "validation", 0), batch_size=64, train=False))
+    assert scores["accuracy"] >= 0.8  # chance is 0.5 (76 / 74 test series); seeds 0, 1 gave 0.90, 0.92
+
+
+def test_predict_save_load_views_and_interpretation(gunpoint, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    learner, data = gunpoint
+    series = data[0][60]
+    label, probs = learner.predict(series)
+    assert label in ("1", "2") and probs.shape == (2,)
+    assert learner.predict(series[0])[0] == label  # a univariate series as a 1-D array
+    fig = learner.show_batch(4)
+    assert len(fig.axes) == 4 and fig.axes[0].lines
+    fig = learner.show_results(4)
+    assert len(fig.axes) == 4 and "/" in fig.axes[0].get_title()
+    from hotstart.interpret import ClassificationInterpretation
+
+    interp = ClassificationInterpretation.from_learner(learner)
+    assert interp.confusion_matrix().sum() == len(learner.valid_loader.dataset)
+
+
+@pytest.mark.parametrize("backbone", ["inceptiontime", "resnet1d"])
+def test_named_backbones_save_and_load_without_pickle(backbone, tmp_path):
+    data, blocks = datasets.load("BasicMotions")
+    learner = tasklearner(TSClassificationSingle(blocks), data, backbone=backbone, batch_size=8, seed=0,
+                          progress=False)
+    learner.save(tmp_path / "m")
+    loaded = load_learner(tmp_path / "m", progress=False)
+    x = data[0][45]
+    np.testing.assert_allclose(loaded.predict(x)[1], learner.predict(x)[1], atol=1e-6)
+    assert loaded.task == learner.task
+
+
+def test_export_parity_with_the_torch_free_predictor_on_all_of_gunpoint_test(gunpoint, tmp_path):
+    pytest.importorskip("onnxruntime")
+    from hotstart.predictor import Predictor
+
+    learner, data = gunpoint
+    report = learner.export(tmp_path / "gp.onnx")
+    assert report.max_abs_diff < 1e-4
+    predictor = Predictor.load(tmp_path / "gp.onnx")
+    test = data.split("test")
+    series = [test[0][i] for i in range(len(test[0]))]
+    prep = learner.task.preprocessing
+    np.testing.assert_array_equal(np.stack([predictor.preprocess(s) for s in series]),
+                                  np.stack([prep.encode_array(s) for s in series]))
+    got = [label for label, _ in predictor.predict_many(series, batch_size=50)]
+    want = [learner.predict(s)[0] for s in series]
+    assert got == want and len(got) == 150
+    # int8 (onnxruntime static quantization, calibrated on the training series) holds the accuracy
+    learner.export(tmp_path / "gp-int8.onnx", quantize="int8", calibrate=50)
+    labels = [test[1][i] for i in range(150)]
+    fp32 = predictor.evaluate(series, labels)["accuracy"]
+    int8 = Predictor.load(tmp_path / "gp-int8.onnx").evaluate(series, labels)["accuracy"]
+    assert int8 >= fp32 - 0.03, (fp32, int8)
+
+
+def test_cli_trains_a_ts_file_and_the_warmup_has_a_series_workload(tmp_path, capsys):
+    """``train --task timeseries FILE_TRAIN.ts``: FILE_TEST.ts beside it is held out; a regression file too."""
+    from hotstart import warmup
+    from hotstart.cli import main
+    from hotstart.datasets.timeseries_builtin import series_files
+
+    for f in series_files("ItalyPowerDemand"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    code = main(["train", str(tmp_path / "ItalyPowerDemand_TRAIN.ts"), "--task", "timeseries", "--backbone",
+                 "resnet1d", "--epochs", "1", "--batch-size", "16", "--out", str(tmp_path / "run"), "--no-progress"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "1096 series" in out and "'train': 67, 'test': 1029" in out and "accuracy" in out
+    saved = json.loads((tmp_path / "run" / "model" / "task.json").read_text())
+    assert saved["task"]["kind"] == "TSClassificationSingle" and saved["model"]["backbone"]["kind"] == "resnet1d"
+    assert main(["train", "--task", "timeseries", "--backbone", "resnet18", "--out", str(tmp_path / "r2")]) == 1
+    assert "--backbone must be one of" in capsys.readouterr().err
+
+    report = warmup.run(only=["timeseries-inceptiontime-cpu"], cache_dir=tmp_path / "cache", progress=False)
+    assert [r.status for r in report.results] == ["ok"], report.table()
+
+
+def test_predictor_encodes_and_decodes_a_series_regression_as_the_task_does():
+    """No model needed: the metadata of a set-up TSRegression task, read by the predictor's numpy code."""
+    from hotstart.export.metadata import task_metadata
+    from hotstart.predictor import KINDS, check_metadata, read_metadata
+
+    covid, blocks = datasets.load("Covid3Month")
+    for normalize in ("channel", "series"):
+        task = TSRegression(blocks, normalize=normalize, mask=True).setup(covid.split("train"))
+        meta = read_metadata(task_metadata(task))
+        check_metadata(meta, "covid")
+        kind = KINDS["TSRegression"]
+        series = [covid[0][i] for i in range(140, 150)]
+        np.testing.assert_array_equal(np.stack([kind.encode(s, meta) for s in series]),
+                                      np.stack([task.preprocessing.encode_array(s) for s in series]))
+        out = np.array([0.3], dtype=np.float32)
+        np.testing.assert_allclose(kind.decode(out, meta)[0], task.decode_output(torch.from_numpy(out))[0], rtol=1e-6)
