@@ -5,6 +5,7 @@
     python -m benchmarks.run --quick --python "$BENCHVENV/bin/python" --out benchmarks/results/latest-scipy.json
     python -m benchmarks.run --quick --only startup,import # a subset
     python -m benchmarks.run --quick --only deploy         # torch vs ONNX fp32 / int8 vs .pt2 (benchmarks/deploy.py)
+    python -m benchmarks.run --quick --only folder         # a folder of JPEGs against the in-memory compute bound
     python -m benchmarks.run --quick --only serve          # hotstart run / predict through hotstart serve (benchmarks/serve.py)
     python -m benchmarks.run --only timeseries             # series: hotstart vs a plain loop (benchmarks/timeseries.py)
 
@@ -49,6 +50,9 @@ QUICK = {
     "digits": {"data": "digits", "n": 480, "size": 32, "epochs": 3, "bs": 32, "backbone": "resnet10t"},
     "synthetic128": {"data": "synthetic", "n": 100, "size": 128, "epochs": 3, "bs": 32, "backbone": "resnet10t"},
     "throughput_contenders": ("plain", "hotstart"),
+    # JPEG files decoded every epoch (benchmarks/scripts/_data.py: folder_path); --quick: 300 files
+    "folder": {"data": "folder", "n": 300, "size": 128, "epochs": 2, "bs": 32, "backbone": "resnet10t"},
+    "folder_contenders": ("plain", "hotstart", "lightning"),
     "warmup_runs": {"cold": 1, "warm": 1, "eager": 1, "classes7": 1, "after_warmup": 1},
     # the whole built-in warmup takes 209 s of CPU time (1.4 GB peak) on 2 cores, measured with
     # `/usr/bin/time -v python -m hotstart.warmup --cache-dir $(mktemp -d)`: --quick runs only its resnet18 workload
@@ -61,6 +65,8 @@ FULL = {
     "digits": {"data": "digits", "n": 0, "size": 32, "epochs": 5, "bs": 32, "backbone": "resnet10t"},
     "synthetic128": {"data": "synthetic", "n": 2000, "size": 128, "epochs": 4, "bs": 32, "backbone": "resnet10t"},
     "throughput_contenders": ("plain", "hotstart", "fastai", "lightning"),
+    "folder": {"data": "folder", "n": 2000, "size": 128, "epochs": 3, "bs": 32, "backbone": "resnet10t"},
+    "folder_contenders": ("plain", "hotstart", "fastai", "lightning"),
     "warmup_runs": {"cold": 3, "warm": 3, "eager": 3, "classes7": 2, "after_warmup": 2},
     "warmup_cmd_args": (),
     "import_runs": 11,
@@ -230,6 +236,19 @@ def bench_fit(name, py, cfg, workload, contenders, have, log) -> dict:
     names, notes = contender_set(contenders, have)
     commands = {c: script_cmd(py, c, workload) for c in names}
     result = compare(name, commands, cfg["runs"], log=log)
+    add_ratios(result)
+    return {"workload": workload, "contenders": result, "notes": notes, "runs_each": cfg["runs"]}
+
+
+def bench_folder(py, cfg, have, log) -> dict:
+    """The folder of JPEGs: the contenders decode, resize and augment every epoch; "bound" is the
+    plain loop on the same model and batches with the images decoded and resized once, in
+    memory, unaugmented (plain_fit.py --preload): the limit a pipeline can reach."""
+    workload = cfg["folder"]
+    names, notes = contender_set(cfg["folder_contenders"], have)
+    commands = {c: script_cmd(py, c, workload) for c in names}
+    commands["bound"] = script_cmd(py, "plain", workload, "--preload")
+    result = compare("folder", commands, cfg["runs"], log=log)
     add_ratios(result)
     return {"workload": workload, "contenders": result, "notes": notes, "runs_each": cfg["runs"]}
 
@@ -467,7 +486,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(RESULTS / "latest.json"), help="where the JSON goes")
     ap.add_argument("--only", default="startup,throughput,warmup,import",
                     help="comma-separated subset of: startup, throughput (or throughput_digits, "
-                         "throughput_synthetic128), warmup, import, deploy (not in the default set: it trains, "
+                         "throughput_synthetic128), warmup, import, folder (not in the default set: a folder of JPEGs against "
+                         "the in-memory compute bound), deploy (not in the default set: it trains, "
                          "exports and compiles a .pt2 first), serve (not in the default set: it starts a server), "
                          "timeseries (InceptionTime on ItalyPowerDemand, hotstart vs a plain loop)")
     ap.add_argument("--runs", type=int, default=None, help="override the runs per contender (at least 5 advised)")
@@ -506,6 +526,9 @@ def main(argv=None) -> int:
             if skipped:
                 comp["notes"].append(f"{', '.join(skipped)} not run in --quick (time); the full run includes them")
             report["comparisons"][f"throughput_{key}"] = comp
+    if "folder" in only:
+        log("folder: JPEG files decoded every epoch, against the in-memory compute bound")
+        report["comparisons"]["folder"] = bench_folder(py, cfg, have, log)
     if "warmup" in only:
         log("warmup: cold / warm compiled first epoch")
         report["comparisons"]["warmup"] = bench_warmup(py, cfg, have, log)

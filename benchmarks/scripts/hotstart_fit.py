@@ -22,6 +22,11 @@ if args.data == "digits":
     if args.n:
         data = data.subset(list(range(args.n)))
     task = ImageClassificationSingle(blocks, size=(args.size, args.size), augment={"flip": 0.0})
+elif args.data == "folder":  # JPEG files, decoded every epoch
+    from hotstart import datasets
+
+    data, blocks = datasets.ImageFolders(_data.folder_path(args.n, args.classes))
+    task = ImageClassificationSingle(blocks, size=(args.size, args.size))
 else:
     images, labels, classes = _data.synthetic(args.n, args.image_size or args.size, args.classes)
     data = (images, labels)

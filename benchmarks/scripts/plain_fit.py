@@ -18,7 +18,15 @@ mark("imported")
 torch.manual_seed(0)
 images, labels, classes = _data.load(args)
 train_ds, valid_ds = _data.torchvision_datasets(args, images, labels, classes)
+if args.preload:  # the compute bound: every image decoded and resized once, no augmentation, no decoding
+    from torch.utils.data import TensorDataset
 
+    _, resize_only = _data.torchvision_datasets(args, images, labels, classes)  # its transform: resize + normalize
+    resize_only.idx = train_ds.idx
+    train_ds = TensorDataset(*(torch.stack(t) if i == 0 else torch.tensor(t) for i, t in
+                               enumerate(zip(*[resize_only[i] for i in range(len(resize_only))]))))
+    valid_ds = TensorDataset(*(torch.stack(t) if i == 0 else torch.tensor(t) for i, t in
+                               enumerate(zip(*[valid_ds[i] for i in range(len(valid_ds))]))))
 
 train_dl = DataLoader(train_ds, batch_size=args.bs, shuffle=True, drop_last=True)
 valid_dl = DataLoader(valid_ds, batch_size=args.bs)

@@ -4,6 +4,21 @@
 derived from (seed, epoch, index), so a sample's augmentation does not depend on which worker
 process or in which order it is loaded: the same seed gives the same batches, bit for bit, with
 any `num_workers`.
+
+Pipeline choices for folders of JPEGs, measured (benchmarks/README.md, "Folder of JPEGs";
+2026-12-01, 2-core CPU shared with other jobs, load average ~11; one thread, the folder
+workload's 160x160 q90 files to a 128x128 uint8 tensor, best of 3 rounds of 300 files,
+``benchmarks/scripts/decode_jpeg.py``):
+
+- decoding: PIL (open, convert("RGB"), PILToTensor, Resize) 2.49 ms an image;
+  ``torchvision.io.decode_jpeg`` on the file's bytes, then Resize, 1.87 ms (25% less). Not
+  switched yet: the image block reads every format through PIL, and the change would need the
+  parity tests of the four preprocessing implementations (DESIGN.md) rerun; it is the first
+  candidate once decoding is shown to be the bottleneck of an epoch.
+- PIL's ``draft()``: 2.54 ms, no gain here: JPEG DCT scaling only shrinks by 1/2, 1/4 or 1/8,
+  so it helps only files at least twice the target size (not measured on such files yet).
+- ``num_workers`` stays 0 by default, persistent workers are not set, and resizing happens
+  where the encodings put it: none of these was measured against the alternatives yet.
 """
 from __future__ import annotations
 
