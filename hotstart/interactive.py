@@ -12,10 +12,18 @@ import sys
 
 def draws_bars(stream) -> bool:
     """True when `stream` is a terminal, or when running in a Jupyter kernel (which renders bars)."""
-    if "ipykernel" in sys.modules:
+    if _in_jupyter_kernel():
         return True
     isatty = getattr(stream, "isatty", None)
     try:
         return bool(isatty and isatty())
     except ValueError:  # a closed stream
         return False
+
+
+def _in_jupyter_kernel() -> bool:
+    """Running inside a Jupyter kernel: IPython's shell has a kernel. (``ipykernel`` merely being
+    imported, as test tools and notebook clients do, is not that.)"""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    return shell is not None and getattr(shell, "kernel", None) is not None

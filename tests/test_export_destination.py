@@ -44,8 +44,11 @@ def _cases(tmp):
 def test_bad_destinations_fail_before_the_model_is_loaded(tmp_path, capsys, no_loading):
     from hotstart.cli import main
 
+    model = tmp_path / "model"  # looks like a saved model to the CLI's first check; never loaded
+    model.mkdir()
+    (model / "task.json").write_text("{}")
     for name, (args, message) in _cases(tmp_path).items():
-        assert main(["export", str(tmp_path / "no-model-needed"), *args]) == 1, name
+        assert main(["export", str(model), *args]) == 1, name
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (name, err)
     assert (tmp_path / "folder" / "keep.txt").read_text() == "mine"
