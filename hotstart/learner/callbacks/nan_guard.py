@@ -116,7 +116,7 @@ class NonFiniteGuard(Callback):
     def _reset(self):
         self._flags, self._losses, self._places = [], [], []  # per batch since the last check
         self._batches, self._bad_batch = [], None
-        self._snapshot = None  # [(tensor, its copy)] of the model at the last passed check
+        self._snapshot = None  # {state-dict key: copy} of the model at the last passed check
         self._snapshot_when, self._snapshot_step = None, 0
         self._good = None  # (state on the CPU, "when") of a model known to have validated
         self._checked_xb = None  # the batch of the last passed check: what `_works` tests on
@@ -133,20 +133,24 @@ class NonFiniteGuard(Callback):
         self._good = ({k: v.detach().to("cpu", copy=True) for k, v in state.items()}, when)
 
     def _take_snapshot(self, when: str):
-        """Copy the weights and buffers on their device (into the same tensors after the first time)."""
-        tensors = [t for t in self.learner.task_model().state_dict(keep_vars=True).values()]
+        """Copy the weights and buffers on their device, by state-dict key (into the same copies
+        after the first time). A model whose tensors change shape or are replaced between checks
+        (a QAT observer growing from one scale to one per channel) gets fresh copies."""
+        state = self.learner.task_model().state_dict(keep_vars=True)
         with torch.no_grad():
-            if self._snapshot is None or len(self._snapshot) != len(tensors):
-                self._snapshot = [(t, t.detach().clone()) for t in tensors]
+            old = self._snapshot
+            if old is None or old.keys() != state.keys() or any(
+                    old[k].shape != t.shape or old[k].dtype != t.dtype for k, t in state.items()):
+                self._snapshot = {k: t.detach().clone() for k, t in state.items()}
             else:
-                for t, (_, copy) in zip(tensors, self._snapshot):
-                    copy.copy_(t.detach())
+                for k, t in state.items():
+                    old[k].copy_(t.detach())
         self._snapshot_when, self._snapshot_step = when, self.learner.fit_state.opt_step
 
     def _restore_snapshot(self):
-        with torch.no_grad():
-            for t, copy in self._snapshot:
-                t.detach().copy_(copy)
+        """Put the copies back through `load_state_dict`, which writes into the model's current
+        tensors (and lets modules such as observers adapt their own shapes)."""
+        self.learner.task_model().load_state_dict(self._snapshot)
 
     # --- events --------------------------------------------------------------------------------
     def before_fit(self):
