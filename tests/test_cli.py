@@ -141,13 +141,19 @@ def test_progress_bars_only_on_a_terminal(monkeypatch):
         def isatty(self):
             return True
 
-    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    import types
+
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    monkeypatch.setitem(sys.modules, "ipykernel", sys)  # imported (as notebook clients do) is not running in one
     assert Progress(file=Terminal())._show_bars() is True
     assert Progress(file=io.StringIO())._show_bars() is False
     assert Progress(bars=True, file=io.StringIO())._show_bars() is True
     assert Progress(bars=False, file=Terminal())._show_bars() is False
-    monkeypatch.setitem(sys.modules, "ipykernel", sys)  # any module object: "running in a kernel"
+    shell = types.SimpleNamespace(kernel=object())  # IPython's shell inside a Jupyter kernel
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
     assert Progress(file=io.StringIO())._show_bars() is True
+    shell.kernel = None  # a terminal IPython: no kernel
+    assert Progress(file=io.StringIO())._show_bars() is False
 
 
 @pytest.mark.parametrize("flag, expected", [([], "auto"), (["--compile", "auto"], "auto"),
