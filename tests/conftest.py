@@ -34,6 +34,27 @@ else:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "prestart(*jobs): the test waits for these tests/prestart.py jobs, "
+                                       "started in the background when collection ends")
+
+
+def pytest_collection_finish(session):
+    """Start the prestart jobs of the selected tests (tests/prestart.py), in collection order."""
+    import prestart
+
+    names = [name for item in session.items for mark in item.iter_markers(prestart.MARKER) for name in mark.args]
+    if names and not session.config.option.collectonly:
+        prestart.submit(*dict.fromkeys(names))
+
+
+def pytest_sessionfinish(session):
+    import sys
+
+    if "prestart" in sys.modules:
+        sys.modules["prestart"].shutdown()
+
+
 @pytest.fixture(scope="session")
 def digits():
     """``(Data, blocks)`` of all 1,797 digits (lazy: images are built when read)."""

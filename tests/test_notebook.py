@@ -2,13 +2,41 @@
 (plots, tables, numbers, for a reader where they are hosted), minus what changes from run to run
 (notebooks/store_outputs.py makes them so)."""
 import importlib.util
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+import prestart
+
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "quickstart.ipynb"
 MAX_STORED_BYTES = 400_000  # figures are PNGs: keep each notebook small
+RUN_NOTEBOOK = Path(__file__).parent / "scripts" / "run_notebook.py"
+NOTEBOOK_NAMES = ["quickstart", "tabular", "deploy", "segmentation", "keypoints", "timeseries"]
+
+
+def _register(name):
+    # each notebook runs in its own kernel in a fresh folder, in the background from the end of
+    # collection on (tests/prestart.py): the tests below wait for it and check what it printed
+    prestart.job(f"notebook:{name}")(lambda: prestart.Job([sys.executable, RUN_NOTEBOOK,
+                                                           NOTEBOOK.parent / f"{name}.ipynb"], timeout=1200))
+
+
+for _name in NOTEBOOK_NAMES:
+    _register(_name)
+
+
+def _executed(name: str):
+    """The notebook `name`, executed top to bottom in a fresh kernel (its prestart job): the
+    notebook with its outputs, and the folder it ran in."""
+    run = prestart.result(f"notebook:{name}")
+    assert run.stdout.strip(), f"{name}.ipynb did not run: {run.stderr[-3000:]}"
+    nb = nbformat.reads(run.stdout, as_version=4)
+    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("output_type") == "error"]
+    assert not errors, "\n".join("\n".join(e.get("traceback", [])) for e in errors)[-5000:]
+    assert run.returncode == 0, run.stderr[-3000:]
+    return nb, run.folder
 
 
 def _store_outputs():
@@ -70,20 +98,13 @@ def test_notebook_is_stored_executed():
 
 
 @pytest.mark.slow
-def test_quickstart_notebook_runs(tmp_path, monkeypatch):
-    from nbclient import NotebookClient
-
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # tiny model; a shared machine's cores go further
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
-
-    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("output_type") == "error"]
-    assert not errors
+@pytest.mark.prestart("notebook:quickstart")
+def test_quickstart_notebook_runs():
+    nb, cwd = _executed("quickstart")
     text = _outputs_text(nb)
     assert "accuracy" in text
     assert "the loaded model predicts" in text
-    assert not list(tmp_path.iterdir())  # the notebook saves into a temporary folder, not the cwd
+    assert not list(cwd.iterdir())  # the notebook saves into a temporary folder, not the cwd
 
 
 TABULAR = NOTEBOOK.parent / "tabular.ipynb"
@@ -94,22 +115,15 @@ def test_tabular_notebook_is_stored_executed():
 
 
 @pytest.mark.slow
-def test_tabular_notebook_runs(tmp_path, monkeypatch):
+@pytest.mark.prestart("notebook:tabular")
+def test_tabular_notebook_runs():
     """Penguin species (accuracy >= 0.95) and body mass (R2 >= 0.75, RMSE within 10% of least
     squares): the notebook asserts both itself; here we check it ran and said so."""
-    from nbclient import NotebookClient
-
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    nb = nbformat.read(TABULAR, as_version=4)
-    NotebookClient(nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
-
-    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("output_type") == "error"]
-    assert not errors
+    nb, cwd = _executed("tabular")
     text = _outputs_text(nb)
     assert "species: validation accuracy" in text and "least squares: RMSE" in text
     assert "the loaded model predicts" in text and "<table>" in text  # show_results as an HTML table
-    assert not list(tmp_path.iterdir())
+    assert not list(cwd.iterdir())
 
 
 DEPLOY_NOTEBOOK = NOTEBOOK.parent / "deploy.ipynb"
@@ -119,19 +133,15 @@ def test_deploy_notebook_is_stored_executed():
     _assert_stored_executed(DEPLOY_NOTEBOOK)
 
 
+def _has_executorch() -> bool:
+    return importlib.util.find_spec("executorch") is not None
+
+
 @pytest.mark.slow
-def test_deploy_notebook_runs(tmp_path, monkeypatch):
-    from nbclient import NotebookClient
-
-    pytest.importorskip("executorch", reason="the deploy notebook's .pte / QAT cells need hotstart[edge]")
-
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    nb = nbformat.read(DEPLOY_NOTEBOOK, as_version=4)
-    NotebookClient(nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
-
-    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("output_type") == "error"]
-    assert not errors
+@pytest.mark.skipif(not _has_executorch(), reason="the deploy notebook's .pte / QAT cells need hotstart[edge]")
+@pytest.mark.prestart(*(["notebook:deploy"] if _has_executorch() else []))
+def test_deploy_notebook_runs():
+    nb, cwd = _executed("deploy")
     text = _outputs_text(nb)
     assert "caught: the model outputs (7,) per sample" in text
     assert "Total params:" in text
@@ -141,7 +151,7 @@ def test_deploy_notebook_runs(tmp_path, monkeypatch):
     assert "img1.png: " in text and "img2.png: " in text
     assert ".pte labels equal learner.predict on 359/359 validation images" in text
     assert "QAT int8 .pte accuracy:" in text
-    assert not list(tmp_path.iterdir())
+    assert not list(cwd.iterdir())
 
 
 VISION_NOTEBOOKS = {"segmentation.ipynb": ["pixel accuracy", "mean IoU", "with TTA"],
@@ -154,21 +164,15 @@ def test_vision_notebook_is_stored_executed(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(VISION_NOTEBOOKS))
-def test_vision_notebook_runs(name, tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.prestart(f"notebook:{n[:-len('.ipynb')]}"))
+                                  for n in sorted(VISION_NOTEBOOKS)])
+def test_vision_notebook_runs(name):
     """show_batch, training, show_results, interpretation, predict and TTA, top to bottom."""
-    from nbclient import NotebookClient
-
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    nb = nbformat.read(NOTEBOOK.parent / name, as_version=4)
-    NotebookClient(nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
-    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("output_type") == "error"]
-    assert not errors
+    nb, cwd = _executed(name[:-len(".ipynb")])
     text = _outputs_text(nb)
     for expected in VISION_NOTEBOOKS[name]:
         assert expected in text
-    assert not list(tmp_path.iterdir())
+    assert not list(cwd.iterdir())
 
 
 TIMESERIES = NOTEBOOK.parent / "timeseries.ipynb"
@@ -179,18 +183,12 @@ def test_timeseries_notebook_is_stored_executed():
 
 
 @pytest.mark.slow
-def test_timeseries_notebook_runs(tmp_path, monkeypatch):
+@pytest.mark.prestart("notebook:timeseries")
+def test_timeseries_notebook_runs():
     """ItalyPowerDemand with InceptionTime: test accuracy, views, save / load, ONNX and the predictor."""
-    from nbclient import NotebookClient
-
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    nb = nbformat.read(TIMESERIES, as_version=4)
-    NotebookClient(nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
-    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.get("output_type") == "error"]
-    assert not errors
+    nb, cwd = _executed("timeseries")
     text = _outputs_text(nb)
     accuracy = float(text.split("test accuracy ")[1].split()[0])
     assert accuracy >= 0.85  # chance: 0.5 (1,029 test series)
     assert "agrees with learner.predict on 200 test series: True" in text
-    assert not list(tmp_path.iterdir())  # the notebook saves into a temporary folder, not the cwd
+    assert not list(cwd.iterdir())  # the notebook saves into a temporary folder, not the cwd

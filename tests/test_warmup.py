@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import hotstart.warmup as warmup
+import prestart
 from hotstart.warmup import Registry, Workload
 from hotstart.compile_cache import policy
 from hotstart.compile_cache.manifest import config_key, read_manifest, record
@@ -35,19 +36,25 @@ def user_module(monkeypatch):
     return FIXTURES
 
 
-@pytest.fixture(scope="module")
-def warm_cache(tmp_path_factory):
+@prestart.job("warmup:compiled")
+def _audited_compiled_warmup():
     """One real compiled warmup (the user's tiny compiled workload, batch 4) in a subprocess under
-    an audit hook, on a fresh cache: (cache folder, the run's JSON verdict)."""
-    cache = tmp_path_factory.mktemp("warm") / "cache"
-    out = subprocess.run([sys.executable, str(HERE / "warmup_fixtures" / "audited_run.py"), str(cache),
-                          "user_tiny_compiled", FIXTURES],
-                         capture_output=True, text=True, env=_env(), timeout=900, cwd=cache.parent)
+    an audit hook, on a fresh cache (``cache`` in the job's own folder, its cwd). A prestart job
+    (tests/prestart.py): it compiles for a minute or more, in the background from the start."""
+    return prestart.Job([sys.executable, HERE / "warmup_fixtures" / "audited_run.py", "cache",
+                         "user_tiny_compiled", FIXTURES], env=_env(), timeout=900)
+
+
+@pytest.fixture(scope="module")
+def warm_cache():
+    """The compiled warmup's (cache folder, the run's JSON verdict)."""
+    out = prestart.result("warmup:compiled")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "No CUDA runtime" not in out.stderr  # torch's notice is not part of the warmup's output
-    return cache, json.loads(out.stdout.strip().splitlines()[-1])
+    return out.folder / "cache", json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.prestart("warmup:compiled")
 def test_real_compiled_warmup_is_side_effect_free(warm_cache):
     """A compiled workload, run in-process under an audit hook: RNGs, flags and os.environ are
     unchanged, nothing is written outside the cache and temp folders, no data file is read,
@@ -67,6 +74,7 @@ def test_real_compiled_warmup_is_side_effect_free(warm_cache):
     assert any((cache / "inductor").iterdir()), "the compile cache folder should be filled"
 
 
+@pytest.mark.prestart("warmup:compiled")
 def test_the_warmed_graphs_serve_a_batch_size_the_warmup_never_used(warm_cache):
     """The warmup trained at batch 4 and validated at 4 and 2. A compiled fit in a new process at
     batch 6 (validation 6 and 3), other classes, finds every graph in the cache: no AOTAutograd

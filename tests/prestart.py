@@ -1,0 +1,137 @@
+"""Heavy, independent subprocess work started when collection ends, on the machine's second core.
+
+The suite's own process trains on one intra-op thread (conftest.py), so on CI's 2 cores one core
+idles through most of the run. A few tests spend minutes in a child process that shares nothing
+with the tests around it: the notebooks, each top to bottom in its own kernel, and the real
+compiled warmup. Those children are "prestarted": when pytest has collected the tests, the
+jobs the selected tests need start one at a time, in collection order, in one background thread
+(one extra busy core, never more). The test itself is unchanged but for where its child runs:
+it waits for its job and asserts on the same process output and files as before; a job that was
+never prestarted (a test run alone, a job a test asks for under another name) starts at once.
+
+A job is a subprocess in a fresh temporary folder (`cwd`), with the environment pytest's process
+had when collection ended (conftest.py's settings) plus the job's own `env`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MARKER = "prestart"  # @pytest.mark.prestart("job name", ...): the jobs a test waits for
+
+
+@dataclass
+class Job:
+    argv: list
+    env: dict = field(default_factory=dict)  # added to the environment pytest's process has
+    timeout: float = 900
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+    folder: Path      # the job's cwd, a fresh temporary folder (removed at the session's end)
+    seconds: float
+
+
+_JOBS: dict = {}      # name -> function returning a Job (registered by the test modules)
+_started: dict = {}   # name -> threading.Event, set once the job's Result is in _results
+_results: dict = {}
+_queue: list = []
+_lock = threading.Lock()
+_wake = threading.Condition(_lock)
+_worker = None
+_running: subprocess.Popen | None = None
+_folders: list = []
+
+
+def job(name: str):
+    """Register ``make() -> Job`` under `name` (a decorator, at a test module's import)."""
+    def register(make):
+        _JOBS[name] = make
+        return make
+    return register
+
+
+def _run(name: str) -> Result:
+    global _running
+    spec = _JOBS[name]()
+    folder = Path(tempfile.mkdtemp(prefix="hotstart-prestart-"))
+    _folders.append(folder)
+    start = time.perf_counter()
+    proc = subprocess.Popen([str(a) for a in spec.argv], cwd=folder, env={**os.environ, **spec.env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _running = proc
+    try:
+        out, err = proc.communicate(timeout=spec.timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        err += f"\n(prestart: {name} killed after {spec.timeout} s)"
+    finally:
+        _running = None
+    return Result(proc.returncode, out, err, folder, time.perf_counter() - start)
+
+
+def _loop():
+    while True:
+        with _wake:
+            while not _queue:
+                _wake.wait()
+            name = _queue.pop(0)
+        if name is None:
+            return
+        try:
+            result = _run(name)
+        except Exception as e:  # reported to the test that waits for it, never lost
+            result = Result(-1, "", f"prestart: {name} could not run: {e!r}", Path(tempfile.gettempdir()), 0.0)
+        _results[name] = result
+        _started[name].set()
+
+
+def submit(*names: str) -> None:
+    """Queue the named jobs (each once) on the background thread, in this order."""
+    global _worker
+    with _wake:
+        for name in names:
+            if name in _started:
+                continue
+            if name not in _JOBS:
+                raise KeyError(f"no prestart job named {name!r}; known: {sorted(_JOBS)}")
+            _started[name] = threading.Event()
+            _queue.append(name)
+        if _worker is None:
+            _worker = threading.Thread(target=_loop, name="prestart", daemon=True)
+            _worker.start()
+        _wake.notify()
+
+
+def result(name: str, timeout: float = 1800) -> Result:
+    """The job's result, once it has run (it is queued now if it was not prestarted)."""
+    submit(name)
+    if not _started[name].wait(timeout):
+        raise TimeoutError(f"prestart job {name!r} gave no result in {timeout} s")
+    return _results[name]
+
+
+def shutdown() -> None:
+    """Stop the queue, kill a job still running (a session ended early, -x), remove the folders."""
+    with _wake:
+        _queue[:] = [None]
+        _wake.notify()
+    proc = _running
+    if proc is not None and proc.poll() is None:
+        try:
+            os.killpg(proc.pid, 9)
+        except OSError:
+            pass
+    for folder in _folders:
+        shutil.rmtree(folder, ignore_errors=True)
