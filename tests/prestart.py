@@ -10,7 +10,7 @@ it waits for its job and asserts on the same process output and files as before;
 never prestarted (a test run alone, a job a test asks for under another name) starts at once.
 
 A job is a subprocess in a fresh temporary folder (`cwd`), with the environment pytest's process
-had when collection ended (conftest.py's settings) plus the job's own `env`.
+had when collection ended (conftest.py's settings) plus the job's own `env`, less its `unset`.
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ MARKER = "prestart"  # @pytest.mark.prestart("job name", ...): the jobs a test w
 class Job:
     argv: list
     env: dict = field(default_factory=dict)  # added to the environment pytest's process has
+    unset: tuple = ()                        # names taken out of it
     timeout: float = 900
 
 
@@ -40,6 +41,7 @@ class Result:
     stderr: str
     folder: Path      # the job's cwd, a fresh temporary folder (removed at the session's end)
     seconds: float
+    timed_out: bool = False  # killed, with its whole process group, after the job's timeout
 
 
 _JOBS: dict = {}      # name -> function returning a Job (registered by the test modules)
@@ -67,18 +69,20 @@ def _run(name: str) -> Result:
     folder = Path(tempfile.mkdtemp(prefix="hotstart-prestart-"))
     _folders.append(folder)
     start = time.perf_counter()
-    proc = subprocess.Popen([str(a) for a in spec.argv], cwd=folder, env={**os.environ, **spec.env},
+    env = {k: v for k, v in {**os.environ, **spec.env}.items() if k not in spec.unset}
+    proc = subprocess.Popen([str(a) for a in spec.argv], cwd=folder, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    _running = proc
+    _running, timed_out = proc, False
     try:
         out, err = proc.communicate(timeout=spec.timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        timed_out = True
+        os.killpg(proc.pid, 9)  # the job and every process it started (a launcher's ranks)
         out, err = proc.communicate()
         err += f"\n(prestart: {name} killed after {spec.timeout} s)"
     finally:
         _running = None
-    return Result(proc.returncode, out, err, folder, time.perf_counter() - start)
+    return Result(proc.returncode, out, err, folder, time.perf_counter() - start, timed_out)
 
 
 def _loop():

@@ -16,6 +16,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+import prestart
 from hotstart.learner.data import ShardSampler
 from hotstart.learner.rng import derive_seed
 
@@ -68,16 +69,25 @@ def test_training_shards_have_the_length_they_say(n, world):
         assert sorted(every) == list(range(n))  # disjoint: no sample twice
 
 
+LAUNCH_ENV = {"PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+NOT_LAUNCHED = ("WORLD_SIZE", "LOCAL_RANK")  # hotstart starts the processes, not an outer torchrun
+
+
+@prestart.job("ddp:digits")
+def _two_processes_on_digits():
+    """Two processes (gloo) train on digits, in the background from the start (tests/prestart.py):
+    the script's output folder is the job's cwd."""
+    return prestart.Job([sys.executable, SCRIPT, ".", "--devices", "2", "--epochs", "2", "--lr-find"],
+                        env=LAUNCH_ENV, unset=NOT_LAUNCHED, timeout=400)
+
+
 @pytest.mark.slow
-def test_two_processes_on_digits(tmp_path, digits):
+@pytest.mark.prestart("ddp:digits")
+def test_two_processes_on_digits(digits):
     from hotstart import ImageClassificationSingle, load_learner, tasklearner
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
-    env.pop("WORLD_SIZE", None)
-    env.pop("LOCAL_RANK", None)
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--devices", "2", "--epochs", "2",
-                           "--lr-find"], env=env,
-                          capture_output=True, text=True, timeout=400)
+    proc = prestart.result("ddp:digits")
+    out = proc.folder  # the script's output folder
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = sorted((json.loads(line[len("RESULT "):]) for line in proc.stdout.splitlines()
                       if line.startswith("RESULT ")), key=lambda r: r["rank"])
@@ -94,7 +104,7 @@ def test_two_processes_on_digits(tmp_path, digits):
     data, blocks = digits
     task = ImageClassificationSingle(blocks, size=(8, 8), augment=False)
     n = r0["n_valid"]
-    single = load_learner(tmp_path / "model", data=data, model=_mlp(task.channels), seed=0, batch_size=16,
+    single = load_learner(out / "model", data=data, model=_mlp(task.channels), seed=0, batch_size=16,
                           progress=False)
     assert len(single.valid_loader.dataset) == n
     acc_ddp = r0["history"][-1]["accuracy"]
@@ -107,21 +117,22 @@ def test_two_processes_on_digits(tmp_path, digits):
     assert acc_ddp >= 0.9
 
 
+@prestart.job("ddp:nan")
+def _a_nan_loss_on_one_rank():
+    """ddp_nan.py with 2 processes, in the background from the start (tests/prestart.py); killed
+    with the process it re-launched (its process group) if it runs past 120 s: a rank hung."""
+    return prestart.Job([sys.executable, Path(__file__).parent / "scripts" / "ddp_nan.py", "--devices", "2"],
+                        env=LAUNCH_ENV, unset=NOT_LAUNCHED, timeout=120)
+
+
 @pytest.mark.slow
+@pytest.mark.prestart("ddp:nan")
 def test_a_nan_loss_on_one_rank_stops_every_rank():
     """Rank 1's loss alone turns NaN (a training batch, then a validation batch): both ranks raise
     NonFiniteLossError together, instead of rank 0 waiting forever in the next all-reduce."""
-    script = Path(__file__).parent / "scripts" / "ddp_nan.py"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
-    env.pop("WORLD_SIZE", None)
-    env.pop("LOCAL_RANK", None)
-    proc = subprocess.Popen([sys.executable, str(script), "--devices", "2"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)  # the launcher and the process it re-launched
-        out, err = proc.communicate()
+    proc = prestart.result("ddp:nan")
+    out, err = proc.stdout, proc.stderr
+    if proc.timed_out:
         pytest.fail("a rank hung after another one's NaN loss:\n" + out[-2000:] + err[-2000:])
     assert proc.returncode == 0, out[-3000:] + err[-3000:]
     results = sorted((json.loads(line[len("RESULT "):]) for line in out.splitlines() if line.startswith("RESULT ")),
