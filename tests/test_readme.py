@@ -1,11 +1,26 @@
 """The README's Python examples run as written."""
+import json
+import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
+import prestart
+from readme_blocks import python_blocks
+
 README = Path(__file__).resolve().parent.parent / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+BLOCKS = python_blocks(README)
+
+
+@prestart.job("readme")
+def _run_the_blocks():
+    """Every block in order, in one fresh process, in the background from the start: the blocks
+    train on digits for a minute in all (tests/readme_blocks.py)."""
+    threads = os.environ.get("HOTSTART_TEST_THREADS", "1")  # as conftest.py sets them in this process
+    return prestart.Job([sys.executable, Path(__file__).parent / "readme_blocks.py", README],
+                        env={"OMP_NUM_THREADS": threads}, timeout=900)
 
 
 def test_readme_has_examples():
@@ -13,9 +28,14 @@ def test_readme_has_examples():
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_readme_example_runs(index, capsys):
-    exec(compile(BLOCKS[index], f"README.md[python block {index}]", "exec"), {"__name__": "readme"})
-    assert capsys.readouterr().out  # each example prints something
+@pytest.mark.prestart("readme")
+def test_readme_example_runs(index):
+    run = prestart.result("readme")
+    ran = {r["index"]: r for r in map(json.loads, run.stdout.splitlines())}
+    assert index in ran, f"the block runner stopped before block {index}: {run.stderr[-3000:]}"
+    assert ran[index]["error"] is None, ran[index]["error"]
+    assert ran[index]["printed"]  # each example prints something
+    assert not list(run.folder.iterdir())  # and writes nothing into the folder it runs in
 
 
 def test_layout_table_names_every_subpackage_and_only_paths_that_exist():
