@@ -21,7 +21,7 @@ A checkpoint is a folder ``DIR/ckpt-<fit>-<batches trained>-<epoch done>`` of th
   `FitState` (``"fit"``: epochs, batches per epoch, accumulation, optimizer steps, batches done,
   the fit's seed and index; learner/fit_state.py) and the epoch to go on with (the loaders
   reshuffle from ``(fit seed, epoch)``, so that and the batches done place the sampler exactly),
-  the Recorder's history, per-batch losses and running sums.
+  the Recorder's history, per-batch losses and running sums (every process's: each sums its own shard).
 
 No pickle anywhere. Each file is written with ``hotstart.atomic`` into a temporary folder in DIR,
 and the folder is renamed to its final name when all three are on disk: a rename is atomic, so
@@ -182,14 +182,15 @@ class Checkpointer:
         ln = self.learner
         self._last_step = ln.fit_state.opt_step
         path = None
+        sums = running_sums_of_every_process(ln)  # a collective: every process takes part
         if ln.backend.is_global_zero:
-            path = self._write(epoch_done)
+            path = self._write(epoch_done, sums)
         barrier = getattr(ln.backend, "barrier", None)
         if barrier is not None:
             barrier()
         return path
 
-    def _write(self, epoch_done: bool) -> Path:
+    def _write(self, epoch_done: bool, process_sums: list) -> Path:
         from safetensors.torch import save as st_save
 
         ln = self.learner
@@ -216,7 +217,8 @@ class Checkpointer:
             "task": None if ln.task is None else ln.task.to_dict(),  # a resume with another task is refused
             "next_epoch": ln.epoch + 1 if epoch_done else ln.epoch,
             "optimizer": opt_meta,
-            "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs, **rec.running_sums()},
+            "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs, **rec.running_sums(),
+                         "processes": process_sums},
             "callbacks": callbacks,
         }
         name = f"ckpt-{fs.fit_index:03d}-{fs.train_iter:09d}-{int(epoch_done)}"
@@ -234,6 +236,26 @@ class Checkpointer:
         for old in checkpoints(self.folder)[:-self.keep]:
             _remove(old)
         return final
+
+
+def running_sums_of_every_process(learner) -> list[dict]:
+    """Every process's `Recorder.running_sums()`, in rank order, on every process.
+
+    Each process sums the training losses of its own shard; the epoch's loss adds them up at
+    the epoch's end. A checkpoint in the middle of an epoch must carry every process's sums, not
+    only the writer's, for a resumed epoch to report the loss of the uninterrupted one. Gathered
+    through the backend's float64 sum (each process fills its own slots, the others add zeros:
+    exact), so no other collective is needed."""
+    rec, backend = learner.recorder, learner.backend
+    world, rank = backend.world_size, backend.global_rank
+    mine = rec.running_sums()
+    if world == 1:
+        return [mine]
+    slots = [0.0] * (4 * world)
+    slots[4 * rank:4 * rank + 4] = [*mine["sum"], *mine["n"]]
+    total = backend.all_reduce_sum(*slots)
+    return [{"sum": list(total[4 * r:4 * r + 2]), "n": [int(v) for v in total[4 * r + 2:4 * r + 4]]}
+            for r in range(world)]
 
 
 def checkpointed_callbacks(learner) -> list:
@@ -319,7 +341,12 @@ class CheckpointState:
     def restore_epoch(self, learner) -> None:
         """At the start of the resumed epoch (after `before_epoch` reset the running sums)."""
         if learner.fit_state.skip_batches:
-            learner.recorder.set_running_sums(self.meta["recorder"])
+            rec = self.meta["recorder"]
+            per_process = rec.get("processes") or []
+            if len(per_process) == learner.backend.world_size:  # this process's own sums (learner/checkpoint.py)
+                learner.recorder.set_running_sums(per_process[learner.backend.global_rank])
+            else:  # written by another number of processes (or before "processes" was kept): the writer's
+                learner.recorder.set_running_sums(rec)
 
 
 def read_checkpoint(path) -> CheckpointState:
