@@ -285,6 +285,7 @@ class CheckpointState:
         if int(saved["total_steps"]) != fit_state.total_steps:
             raise UsageError(f"cannot resume from {self.path}: it has {saved['total_steps']} optimizer steps in all, "
                              f"this fit {fit_state.total_steps} (a different batch size or dataset?)")
+        self._restore_callbacks(learner, before_checks=True)  # ProgressiveResize: the size the task is compared at
         self._check_task(learner)
         self._check_model(learner.task_model())
         learner.task_model().load_state_dict(self.model, strict=True)
@@ -295,21 +296,25 @@ class CheckpointState:
         index = cuda_index(learner.device)
         if index is not None and "rng.cuda" in self.opt_tensors:
             torch.cuda.set_rng_state(self.opt_tensors["rng.cuda"], index)
-        self._restore_callbacks(learner)
+        self._restore_callbacks(learner, before_checks=False)
         rec = learner.recorder
         rec.history[:] = m["recorder"]["history"]
         rec.losses[:] = m["recorder"]["losses"]
         rec.lrs[:] = m["recorder"]["lrs"]
         return FitState.from_dict(saved, fit_state.schedule)
 
-    def _restore_callbacks(self, learner) -> None:
-        """Each checkpointed callback's state into this fit's callback of the same place and class."""
+    def _restore_callbacks(self, learner, before_checks: bool) -> None:
+        """Each checkpointed callback's state into this fit's callback of the same place and class:
+        first (`before_checks`) those whose class says ``restore_before_checks = True``, whose state
+        changes what the task check compares (ProgressiveResize: the size), then the others."""
         saved, here = self.meta.get("callbacks", []), checkpointed_callbacks(learner)
         names = [c["class"] for c in saved], [type(cb).__name__ for cb in here]
         if names[0] != names[1]:
             raise UsageError(f"cannot resume from {self.path}: it holds the state of the callbacks {names[0]}, "
                              f"this fit has {names[1]}; resume with the callbacks it was trained with")
         for i, (entry, cb) in enumerate(zip(saved, here)):
+            if bool(getattr(cb, "restore_before_checks", False)) != before_checks:
+                continue
             prefix = f"callback.{i}."
             tensors = {k[len(prefix):]: v for k, v in self.opt_tensors.items() if k.startswith(prefix)}
             cb.load_checkpoint_state(tensors, entry["state"])
