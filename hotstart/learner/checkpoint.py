@@ -32,6 +32,8 @@ deleted. Only the first process writes; the others wait at a barrier.
 A callback with ``checkpoint_state() -> (tensors, JSON)`` and ``load_checkpoint_state(tensors,
 JSON)`` (`EMA`: the averaged weights) is stored too: its tensors as ``callback.<i>.<key>`` in
 ``optimizer.safetensors``, its JSON under ``"callbacks"`` (with its class name, checked on resume).
+One whose class sets ``restore_before_checks = True`` is restored before the task is compared
+(`ProgressiveResize`: the checkpoint's size), the others after the model and optimizer.
 What is not in a checkpoint: other callbacks' own state (EarlyStopping's patience counter,
 SaveBestModel's best value) and anything a user's `train_step` keeps on the learner.
 """
