@@ -56,7 +56,8 @@ _folders: list = []
 
 
 def job(name: str):
-    """Register ``make() -> Job`` under `name` (a decorator, at a test module's import)."""
+    """Register ``make(folder) -> Job`` under `name` (a decorator, at a test module's import);
+    `folder` is the job's cwd, a fresh temporary folder."""
     def register(make):
         _JOBS[name] = make
         return make
@@ -65,9 +66,9 @@ def job(name: str):
 
 def _run(name: str) -> Result:
     global _running
-    spec = _JOBS[name]()
     folder = Path(tempfile.mkdtemp(prefix="hotstart-prestart-"))
     _folders.append(folder)
+    spec = _JOBS[name](folder)
     start = time.perf_counter()
     env = {k: v for k, v in {**os.environ, **spec.env}.items() if k not in spec.unset}
     proc = subprocess.Popen([str(a) for a in spec.argv], cwd=folder, env=env,

@@ -19,8 +19,8 @@ NOTEBOOK_NAMES = ["quickstart", "tabular", "deploy", "segmentation", "keypoints"
 def _register(name):
     # each notebook runs in its own kernel in a fresh folder, in the background from the end of
     # collection on (tests/prestart.py): the tests below wait for it and check what it printed
-    prestart.job(f"notebook:{name}")(lambda: prestart.Job([sys.executable, RUN_NOTEBOOK,
-                                                           NOTEBOOK.parent / f"{name}.ipynb"], timeout=1200))
+    prestart.job(f"notebook:{name}")(lambda folder: prestart.Job([sys.executable, RUN_NOTEBOOK,
+                                                                  NOTEBOOK.parent / f"{name}.ipynb"], timeout=1200))
 
 
 for _name in NOTEBOOK_NAMES:

@@ -15,7 +15,7 @@ BLOCKS = python_blocks(README)
 
 
 @prestart.job("readme")
-def _run_the_blocks():
+def _run_the_blocks(folder):
     """Every block in order, in one fresh process, in the background from the start: the blocks
     train on digits for a minute in all (tests/readme_blocks.py)."""
     threads = os.environ.get("HOTSTART_TEST_THREADS", "1")  # as conftest.py sets them in this process

@@ -37,11 +37,11 @@ def user_module(monkeypatch):
 
 
 @prestart.job("warmup:compiled")
-def _audited_compiled_warmup():
+def _audited_compiled_warmup(folder):
     """One real compiled warmup (the user's tiny compiled workload, batch 4) in a subprocess under
-    an audit hook, on a fresh cache (``cache`` in the job's own folder, its cwd). A prestart job
+    an audit hook, on a fresh cache (in the job's own folder, its cwd). A prestart job
     (tests/prestart.py): it compiles for a minute or more, in the background from the start."""
-    return prestart.Job([sys.executable, HERE / "warmup_fixtures" / "audited_run.py", "cache",
+    return prestart.Job([sys.executable, HERE / "warmup_fixtures" / "audited_run.py", folder / "cache",
                          "user_tiny_compiled", FIXTURES], env=_env(), timeout=900)
 
 
