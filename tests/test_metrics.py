@@ -1,10 +1,11 @@
 """hotstart.metrics agree with the torchmetrics classes they stand in for, batch by batch and overall."""
-import subprocess
 import sys
 
 import pytest
 import torch
 import torchmetrics.classification as tmc
+
+import prestart
 
 from hotstart.metrics import MulticlassAccuracy, MultilabelAccuracy, MultilabelF1Score
 
@@ -103,9 +104,8 @@ def test_metrics_callback_uses_torchmetrics_when_processes_are_many():
         assert built["mine"] is spec["mine"]  # a user's torchmetrics object is used as given
 
 
-def test_a_single_process_fit_never_imports_torchmetrics():
-    """The point of hotstart.metrics: the first validation does not pay torchmetrics' import."""
-    code = """
+# Run in a new process: the first validation of a fit, with nothing imported before it.
+FRESH_PROCESS_FIT = """
 import sys
 import numpy as np
 from PIL import Image as PILImage
@@ -120,6 +120,19 @@ assert 0.0 <= learner.history[-1]["accuracy"] <= 1.0, learner.history
 assert 0.0 <= learner.validate()["accuracy"] <= 1.0
 print(sorted(m for m in sys.modules if m.split(".")[0] in ("torchmetrics", "matplotlib", "scipy", "lightning_fabric")))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+
+
+@prestart.job("metrics:fresh-process-fit")
+def _fit_in_a_fresh_process(folder):
+    """A tiny fit and validation in a new process (nothing imported yet), in the background from
+    the start (tests/prestart.py); it prints which of the heavy optional packages got imported."""
+    return prestart.Job([sys.executable, "-c", FRESH_PROCESS_FIT], timeout=300)
+
+
+@pytest.mark.prestart("metrics:fresh-process-fit")
+def test_a_single_process_fit_never_imports_torchmetrics():
+    """The point of hotstart.metrics: the first validation does not pay torchmetrics' import."""
+    out = prestart.result("metrics:fresh-process-fit")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
