@@ -7,17 +7,17 @@ import sys
 
 import pytest
 
+import prestart
 from hotstart.cli import main
 
 
-@pytest.fixture
-def tiny_folder(tmp_path):
-    """Two classes of 8 tiny PNGs each (dark / light): a CLI run on it takes well under a second an epoch."""
+def make_tiny_folder(root):
+    """Two classes of 8 tiny PNGs each (dark / light) in `root`: a CLI run on it takes well under a
+    second an epoch."""
     import numpy as np
     from PIL import Image as PILImage
 
     rng = np.random.default_rng(0)
-    root = tmp_path / "images"
     for name, base in (("dark", 40), ("light", 200)):
         (root / name).mkdir(parents=True)
         for i in range(8):
@@ -26,7 +26,13 @@ def tiny_folder(tmp_path):
     return root
 
 
+@pytest.fixture
+def tiny_folder(tmp_path):
+    return make_tiny_folder(tmp_path / "images")
+
+
 TINY = ["--size", "8", "8", "--batch-size", "4"]
+PIPE_ENV = {"MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
 
 
 def test_train_digits_writes_model_history_and_plot(tmp_path, capsys):
@@ -83,12 +89,25 @@ def test_bad_arguments_exit_nonzero(argv, capsys):
     assert "usage" in capsys.readouterr().err
 
 
-def test_module_entry_point_to_a_pipe_prints_the_table_and_no_bars(tmp_path, tiny_folder):
-    out = tmp_path / "run"
-    env = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "hotstart", "train", str(tiny_folder), "--epochs", "2", *TINY,
-                           "--out", str(out)],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+@prestart.job("cli:train-to-a-pipe")
+def _train_to_a_pipe(folder):
+    """`python -m hotstart train` on a tiny folder, stdout and stderr pipes, in the background
+    from the start (tests/prestart.py): the run writes into `folder`/run."""
+    images = make_tiny_folder(folder / "images")
+    return prestart.Job([sys.executable, "-m", "hotstart", "train", images, "--epochs", "2", *TINY,
+                         "--out", folder / "run"], env=PIPE_ENV, timeout=300)
+
+
+@prestart.job("cli:train-a-missing-path")
+def _train_a_missing_path(folder):
+    return prestart.Job([sys.executable, "-m", "hotstart", "train", folder / "nope", "--out", folder / "run"],
+                        env=PIPE_ENV, timeout=300)
+
+
+@pytest.mark.prestart("cli:train-to-a-pipe", "cli:train-a-missing-path")
+def test_module_entry_point_to_a_pipe_prints_the_table_and_no_bars():
+    proc = prestart.result("cli:train-to-a-pipe")
+    out = proc.folder / "run"
     assert proc.returncode == 0, proc.stderr
     assert (out / "model" / "weights.safetensors").is_file() and (out / "history.csv").is_file()
     # stdout and stderr are pipes, not terminals: no progress bars (\r updates), the epoch table in full
@@ -101,9 +120,8 @@ def test_module_entry_point_to_a_pipe_prints_the_table_and_no_bars(tmp_path, tin
     if "hint:" in proc.stderr:
         assert "more --epochs (now 2), a smaller --batch-size (now 4)" in proc.stderr
 
-    proc = subprocess.run([sys.executable, "-m", "hotstart", "train", str(tmp_path / "nope"), "--out", str(out)],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
-    assert proc.returncode == 1 and "nope" in proc.stderr
+    proc = prestart.result("cli:train-a-missing-path")
+    assert proc.returncode == 1 and "nope" in proc.stderr and not (proc.folder / "run").exists()
 
 
 def _table_rows(text: str) -> list[list[str]]:
