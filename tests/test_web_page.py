@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import prestart
+
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -104,6 +106,9 @@ def run_page(folder: Path, batches: list[list[Path]], screenshot: Path | None = 
     return out
 
 
+PNG_NAME = "digit-{:02d}.png"  # the validation images export_digits_page saves, 20 of them
+
+
 def export_digits_page(tmp: Path, *, vendor: Path | None) -> tuple[Path, Path, list[Path]]:
     """Train a small digits model, export ONNX and the web folder, save 20 validation images as PNG.
 
@@ -120,21 +125,48 @@ def export_digits_page(tmp: Path, *, vendor: Path | None) -> tuple[Path, Path, l
     pngs = []
     valid = learner.valid_loader.dataset  # the validation split's raw images (PIL, 8x8 gray)
     for i in range(20):
-        f = tmp / f"digit-{i:02d}.png"
+        f = tmp / PNG_NAME.format(i)
         valid.inputs[i].save(f)
         pngs.append(f)
     return web, web / "model.onnx", pngs
 
 
+EXPORT_IN_A_PROCESS = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+                       "from test_web_page import _ort_web, export_digits_page; "
+                       "export_digits_page(Path.cwd(), vendor=_ort_web())")
+
+
+@prestart.job("web:export")
+def _export_the_page(folder):
+    """`export_digits_page` into `folder`, in a process of its own, in the background from the start
+    (tests/prestart.py): the training and the export take most of this module's time."""
+    threads = os.environ.get("HOTSTART_TEST_THREADS", "1")  # as conftest.py sets them in this process
+    return prestart.Job([sys.executable, "-c", EXPORT_IN_A_PROCESS, Path(__file__).parent],
+                        env={"OMP_NUM_THREADS": threads}, timeout=900)
+
+
+@functools.lru_cache(maxsize=None)
+def _missing_once() -> tuple:
+    return tuple(_missing())
+
+
+PRESTART = pytest.mark.prestart(*([] if _missing_once() else ["web:export"]))
+
+
 @pytest.fixture(scope="module")
-def web_export(tmp_path_factory):
-    missing = _missing()
+def web_export():
+    missing = _missing_once()
     if missing:
         pytest.skip("the browser test needs " + "; ".join(missing))
-    tmp = tmp_path_factory.mktemp("web")
-    return tmp, *export_digits_page(tmp, vendor=_ort_web())
+    run = prestart.result("web:export")
+    assert run.returncode == 0, run.stderr[-3000:]
+    tmp = run.folder
+    pngs = [tmp / PNG_NAME.format(i) for i in range(20)]
+    assert all(f.is_file() for f in pngs)
+    return tmp, tmp / "web", tmp / "web" / "model.onnx", pngs
 
 
+@PRESTART
 def test_page_labels_equal_the_python_predictor(web_export):
     from hotstart.predictor import Predictor
 
@@ -165,6 +197,7 @@ def test_page_labels_equal_the_python_predictor(web_export):
     assert len(np.unique(shot_px.reshape(-1, 3), axis=0)) > 50, "the screenshot shows almost nothing"
 
 
+@PRESTART
 def test_web_folder_contents_and_size(web_export):
     import json
 
@@ -180,6 +213,7 @@ def test_web_folder_contents_and_size(web_export):
     assert without_runtime < 10e6
 
 
+@PRESTART
 def test_a_model_that_fails_to_load_says_so_on_the_page(web_export, tmp_path):
     from playwright.sync_api import sync_playwright
 
