@@ -331,7 +331,7 @@ def read_checkpoint(path) -> CheckpointState:
     try:
         meta = json.loads((path / "state.json").read_bytes())
         if meta.get("format") != FORMAT:
-            raise ValueError(f"format {meta.get('format')!r}, expected {FORMAT!r}")
+            raise SavedModelError(f"format {meta.get('format')!r}, expected {FORMAT!r}")
         model = st_load((path / "model.safetensors").read_bytes())
         opt_tensors = st_load((path / "optimizer.safetensors").read_bytes())
     except (OSError, ValueError, KeyError) as e:

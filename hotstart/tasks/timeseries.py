@@ -28,7 +28,7 @@ from ..blocks import Block, Continuous, Label
 from ..blocks.timeseries import TimeSeries
 from ..encodings import Context, Encoding, OneHot
 from ..encodings.timeseries import SeriesPreprocessing, TargetScaling
-from ..errors import UsageError
+from ..errors import UsageError, UsageTypeError
 from .base import SupervisedTask
 from .classification import SingleLabelOutputs
 
@@ -44,7 +44,7 @@ class _SeriesTask(SupervisedTask):
         name = type(self).__name__
         if len(blocks) != 2 or not isinstance(blocks[0], TimeSeries) or type(blocks[1]) is not self.target_kind:
             target = "Label(classes)" if self.target_kind is Label else "Continuous(n)"
-            raise TypeError(f"{name} needs blocks=(TimeSeries(channels, length=...), {target}), got {blocks!r}")
+            raise UsageTypeError(f"{name} needs blocks=(TimeSeries(channels, length=...), {target}), got {blocks!r}")
         series = blocks[0]
         prep = preprocessing or SeriesPreprocessing(series.channels, series.length, normalize=normalize, mask=mask,
                                                     max_length=series.max_length, shift=shift, jitter=jitter,
