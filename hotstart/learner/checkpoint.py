@@ -345,6 +345,14 @@ class CheckpointWarning(UserWarning):
     """A checkpoint could not be read and an older one is used instead (the message names it)."""
 
 
+def checkpoint_to_resume(resume, checkpoint_dir=None) -> CheckpointState | None:
+    """`fit(resume=...)`'s checkpoint: the last one in `resume`. ``resume=checkpoint_dir`` means
+    "go on if a run left something there" (a missing folder is no error then); any other
+    `resume` folder must exist."""
+    same = checkpoint_dir is not None and os.path.abspath(resume) == os.path.abspath(checkpoint_dir)
+    return load_last(resume, missing_ok=same)
+
+
 def load_last(folder, *, missing_ok: bool = False) -> CheckpointState | None:
     """The last complete, readable checkpoint in `folder`, or None when it holds none.
 
