@@ -331,12 +331,13 @@ class Learner:
     # --- schedules --------------------------------------------------------------------------
     def fit_one_cycle(self, n_epoch: int, lr_max=None, *, div: float = 25.0, div_final: float = 1e5,
                       pct_start: float = 0.25, wd: float | None = None, moms=(0.95, 0.85, 0.95),
-                      callbacks: Sequence[Callback] = (), **kwargs) -> "Learner":
+                      callbacks: Sequence[Callback] = (), sizes=None, **kwargs) -> "Learner":
         """Warm up with a cosine to `lr_max`, then anneal with a cosine; momentum the other way
         (torch's ``OneCycleLR``, step for step; see learner/schedule.py). Discriminative rates:
         ``lr_max=slice(1e-5, 1e-3)`` (or a sequence, one rate per layer group) spreads the peak over
         the model's layer groups as fastai does (learner/optim.py's `group_lrs`), and each group
-        follows its own cycle scaled to its peak. Other keyword arguments
+        follows its own cycle scaled to its peak. Progressive resizing: ``sizes=[(64, 64), (128, 128)]``
+        splits the epochs in order across the sizes, in this one cycle (learner/resize.py). Other keyword arguments
         (`reset_opt`, `accumulate`, `checkpoint_dir`, `checkpoint_every`, `resume`) go to `fit`."""
         lr_max = 1e-3 if lr_max is None else lr_max
 
@@ -346,6 +347,10 @@ class Learner:
             pairs = [one_cycle_at(step, total, m, div, div_final, pct_start, moms) for m in lrs]
             return tuple(p[0] for p in pairs), pairs[0][1]
 
+        if sizes is not None:
+            from .resize import ProgressiveResize
+
+            callbacks = [*callbacks, ProgressiveResize(sizes, n_epoch)]
         return self.fit(n_epoch, lr_max, wd=wd, callbacks=callbacks, schedule=schedule, **kwargs)
 
     def freeze(self) -> "Learner":
@@ -382,7 +387,10 @@ class Learner:
 
     def set_size(self, size) -> "Learner":
         """Progressive resizing: encode the images at `size` from the next batch on, keeping the
-        model, optimizer and callbacks (see learner/resize.py for the recipe and the compile cache)."""
+        model, optimizer and callbacks. ``fit_one_cycle(4, 1e-2); set_size((128, 128));
+        fit_one_cycle(2, 1e-3)`` trains at the task's size, then at 128x128 (or, in one cycle,
+        ``fit_one_cycle(6, 1e-2, sizes=[(64, 64), (128, 128)])``). A compiled model compiles once
+        per size: warm each size you train at (learner/resize.py)."""
         from .resize import set_size
 
         return set_size(self, size)
