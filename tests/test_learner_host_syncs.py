@@ -14,8 +14,9 @@ batches, 3 and 5 validation batches), syncs per epoch as training / validation /
 - after the deferred guard and Recorder: 1 / 9 / 3 and 1 / 13 / 3 (13 and 17): hotstart/metrics.py's
   target range check read two numbers per validation batch;
 - now (the range check is a device flag, and the loss sum, the values and the flags are read in
-  one transfer, metrics.read_on_host): 1 / 2 / 3 and 1 / 2 / 3 (6 and 6). The validation phase's
-  two are that one read and the guard's check at its end.
+  one transfer, metrics.read_on_host; the Recorder reads its two sums and the epoch's losses in
+  one transfer): 1 / 2 / 1 and 1 / 2 / 1 (4 and 4). The validation phase's two are that one read
+  and the guard's check at its end.
 """
 import contextlib
 import sys
@@ -99,7 +100,8 @@ def test_an_epoch_makes_no_sync_per_batch(make_learner):
     few, many = counts[16], counts[8]
     assert {p: len(c) for p, c in few.items()} == {p: len(c) for p, c in many.items()}, (few, many)
     assert len(many["valid"]) <= 2, many["valid"]  # the metrics' and loss's one read, the guard's check
-    assert sum(len(c) for c in many.values()) <= 8, many  # with the guard's checks and the losses at the end
+    assert len(many["end"]) <= 1, many["end"]  # the Recorder's one read of the epoch's losses
+    assert sum(len(c) for c in many.values()) <= 4, many  # with the guard's check of the training phase
 
 
 def test_check_every_1_checks_each_batch(make_learner):
