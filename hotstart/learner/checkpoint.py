@@ -365,7 +365,7 @@ def read_checkpoint(path) -> CheckpointState:
     try:
         meta = json.loads((path / "state.json").read_bytes())
         if meta.get("format") != FORMAT:
-            raise ValueError(f"format {meta.get('format')!r}, expected {FORMAT!r}")
+            raise SavedModelError(f"format {meta.get('format')!r}, expected {FORMAT!r}")
         model = st_load((path / "model.safetensors").read_bytes())
         opt_tensors = st_load((path / "optimizer.safetensors").read_bytes())
     except (OSError, ValueError, KeyError) as e:
@@ -377,6 +377,14 @@ def read_checkpoint(path) -> CheckpointState:
 
 class CheckpointWarning(UserWarning):
     """A checkpoint could not be read and an older one is used instead (the message names it)."""
+
+
+def checkpoint_to_resume(resume, checkpoint_dir=None) -> CheckpointState | None:
+    """`fit(resume=...)`'s checkpoint: the last one in `resume`. ``resume=checkpoint_dir`` means
+    "go on if a run left something there" (a missing folder is no error then); any other
+    `resume` folder must exist."""
+    same = checkpoint_dir is not None and os.path.abspath(resume) == os.path.abspath(checkpoint_dir)
+    return load_last(resume, missing_ok=same)
 
 
 def load_last(folder, *, missing_ok: bool = False) -> CheckpointState | None:

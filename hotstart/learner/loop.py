@@ -34,8 +34,6 @@ Its `task` (optional) is used only for the metrics' output activation, `predict`
 from __future__ import annotations
 
 import contextlib
-import os
-import time
 from typing import Any, Sequence
 
 import torch
@@ -45,7 +43,7 @@ from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
 from .fit_state import FitState, constant_schedule
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
-from .optim import as_tuple, group_lrs
+from .optim import as_tuple, group_lrs, set_hyper
 from .schedule import one_cycle_at
 
 
@@ -181,15 +179,9 @@ class Learner:
                 g["weight_decay"] = self.wd if wd is None else wd
 
     def set_hyper(self, lr, mom: float | None = None):
-        """Set learning rate(s) and momentum / beta1 on every parameter group: the one place it happens."""
-        lrs = group_lrs(lr, len(self.opt.param_groups))
-        for g, lr_g in zip(self.opt.param_groups, lrs):
-            g["lr"] = lr_g
-            if mom is not None:
-                if "betas" in g:
-                    g["betas"] = (mom, g["betas"][1])
-                elif "momentum" in g:
-                    g["momentum"] = mom
+        """Set learning rate(s) and momentum / beta1 on every parameter group: the one place it
+        happens (`train_step`, once per optimizer step; see optim.py's `set_hyper`)."""
+        set_hyper(self.opt, lr, mom)
 
     # --- the loop ---------------------------------------------------------------------------
     def fit(self, n_epoch: int, lr=1e-3, *, wd: float | None = None, callbacks: Sequence[Callback] = (),
@@ -227,11 +219,9 @@ class Learner:
                                        schedule=schedule or constant_schedule(lr))
         ckpt = None
         if resume is not None:
-            from .checkpoint import load_last
+            from .checkpoint import checkpoint_to_resume
 
-            # resume=checkpoint_dir: "go on if a run left something there"; else the folder must exist
-            same = checkpoint_dir is not None and os.path.abspath(resume) == os.path.abspath(checkpoint_dir)
-            ckpt = load_last(resume, missing_ok=same)
+            ckpt = checkpoint_to_resume(resume, checkpoint_dir)
             if ckpt is not None and ckpt.fit_index > index:  # this fit finished before the kill
                 return self
         with seeded_torch_rng(fs.fit_seed, self.device), self.model_context(), self.added_cbs(callbacks):
