@@ -23,6 +23,8 @@ workload's 160x160 q90 files to a 128x128 uint8 tensor, best of 3 rounds of 300 
 from __future__ import annotations
 
 import contextlib
+import os
+import time
 
 import numpy as np
 import torch
@@ -75,13 +77,66 @@ def _one_intra_op_thread():
         torch.set_num_threads(saved)
 
 
-def make_loader(dataset: TaskDataset, *, batch_size: int, train: bool, num_workers: int = 0, seed: int = 0,
+WORKER_WORTH_S = 0.5
+"""`auto_num_workers` starts workers only when loading an epoch is estimated to take at least
+this long: starting a worker process costs ~0.1 s an epoch (forked anew each epoch; measured)."""
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 2) -> int:
+    """Worker processes for `dataset`, chosen from the cores and what a sample costs to load.
+
+    The cost is measured: the first `probe` samples are encoded (the last one timed, the first
+    pays one-time imports). When an epoch's estimate (cost x samples) is under
+    `WORKER_WORTH_S`, or there is one core, loading stays in the main process (0): in-memory
+    images encode in well under a millisecond, and a worker would cost more than it saves.
+    Otherwise ``cores - 1`` workers, at most 8: the model's own threads keep the main process
+    busy, and a worker per remaining core overlaps the decoding with the compute. A sample that
+    fails to load gives 0: the loop then reports the error in the main process, naming it."""
+    cores = usable_cores() if cores is None else int(cores)
+    n = len(dataset)
+    if cores < 2 or n == 0:
+        return 0
+    cost = 0.0
+    try:
+        with _one_intra_op_thread():  # as the main process loads a batch (TaskDataset.__getitems__)
+            for i in range(min(probe, n)):
+                t0 = time.perf_counter()
+                dataset[i]
+                cost = time.perf_counter() - t0
+    except Exception:  # noqa: BLE001 - reported, with the sample's name, when the loop reads it
+        return 0
+    if cost * n < WORKER_WORTH_S:
+        return 0
+    return workers_for_cores(cores)
+
+
+def workers_for_cores(cores: int) -> int:
+    """Workers when loading is worth them: one per core beside the main process's, at most 8."""
+    return max(0, min(int(cores) - 1, 8))
+
+
+def make_loader(dataset: TaskDataset, *, batch_size: int, train: bool, num_workers: int | str = 0, seed: int = 0,
                 pin_memory: bool = False) -> DataLoader:
     """Training: shuffled by a seeded generator, `drop_last` (stable shapes for compiled models,
-    no size-1 batch for BatchNorm) unless the set is smaller than one batch. Validation: neither."""
+    no size-1 batch for BatchNorm) unless the set is smaller than one batch. Validation: neither.
+    ``num_workers="auto"``: `auto_num_workers`. Workers are not persistent: each epoch's workers
+    are forked after `set_epoch`, so they encode with that epoch's augmentation seed (persistent
+    workers would keep the first epoch's copy of the dataset, and its augmentations)."""
     n = len(dataset)
     if n == 0:
         raise UsageError(f"the {'training' if train else 'validation'} set is empty")
+    if num_workers == "auto":
+        num_workers = auto_num_workers(dataset)
+    elif not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
+        raise UsageError(f"num_workers must be a non-negative int or \"auto\", got {num_workers!r}")
     return DataLoader(
         dataset,
         batch_size=batch_size,
