@@ -19,10 +19,15 @@ NAMES = ["eager", "fp16-guard", "bf16", "compile-cache", "compile-auto", "onnx-e
 
 @pytest.fixture(scope="module")
 def gpu_check():
-    spec = importlib.util.spec_from_file_location("gpu_check_under_test", SCRIPT)
+    name = "gpu_check_under_test"
+    spec = importlib.util.spec_from_file_location(name, SCRIPT)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    sys.modules[name] = module  # its dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(name, None)
 
 
 def test_dry_run_lists_every_check_and_where_it_runs():

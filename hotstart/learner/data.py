@@ -5,20 +5,38 @@ derived from (seed, epoch, index), so a sample's augmentation does not depend on
 process or in which order it is loaded: the same seed gives the same batches, bit for bit, with
 any `num_workers`.
 
-Pipeline choices for folders of JPEGs, measured (benchmarks/README.md, "Folder of JPEGs";
-2026-12-01, 2-core CPU shared with other jobs, load average ~11; one thread, the folder
-workload's 160x160 q90 files to a 128x128 uint8 tensor, best of 3 rounds of 300 files,
-``benchmarks/scripts/decode_jpeg.py``):
+Pipeline choices for folders of JPEGs, measured (benchmarks/README.md, "Folder of JPEGs"; the
+folder workload's 160x160 q90 JPEGs to 128x128, resnet10t, batch 32; 2026-12-01 on the 2-core CPU
+shared with other jobs, load average 5-14 as given; CPU ms are this process's, per image):
 
-- decoding: PIL (open, convert("RGB"), PILToTensor, Resize) 2.49 ms an image;
-  ``torchvision.io.decode_jpeg`` on the file's bytes, then Resize, 1.87 ms (25% less). Not
-  switched yet: the image block reads every format through PIL, and the change would need the
-  parity tests of the four preprocessing implementations (DESIGN.md) rerun; it is the first
-  candidate once decoding is shown to be the bottleneck of an epoch.
-- PIL's ``draft()``: 2.54 ms, no gain here: JPEG DCT scaling only shrinks by 1/2, 1/4 or 1/8,
-  so it helps only files at least twice the target size (not measured on such files yet).
-- ``num_workers`` stays 0 by default, persistent workers are not set, and resizing happens
-  where the encodings put it: none of these was measured against the alternatives yet.
+- where the time goes (``benchmarks/scripts/folder_profile.py``, load 9-14): per training image,
+  decoding 0.28 ms CPU, the augmentation (random resized crop, flip, rotate, lighting, collate)
+  6.6 ms, the model's step (forward, backward, AdamW) 106 ms. Loading is 6% of the CPU work, so
+  a pipeline reaches the compute bound when it loads *beside* the compute, not before it.
+- ``num_workers="auto"`` (`auto_num_workers`): the plain loop on 300 files, 2 epochs, its steady
+  epoch 71 s and 44 s with 0 workers, 35 s and 38 s with 1 (alternating, load 5.5-7.3); CPU time
+  62 s against 45 s: with loading in the main process, torch's compute threads wait (spinning)
+  while it decodes. So on 2 cores a folder gets 1 worker, and ``cores - 1`` (at most 8)
+  elsewhere. Loading that takes under `WORKER_WORTH_S` an epoch (in-memory images, tiny sets)
+  stays in the process: a worker costs ~0.1 s an epoch to start (a DataLoader over 64 items:
+  0.003 s in-process, 0.098 s with 1 worker, 0.188 s with 2).
+- persistent workers: not used. They would save that ~0.1 s a loader and an epoch (under 1% of
+  a 30 s epoch), and they keep the dataset copy of the epoch they started in, so every epoch
+  would repeat the first one's augmentations (``set_epoch`` sets the epoch before workers fork).
+- decoding: PIL 2.49 ms and ``torchvision.io.decode_jpeg`` 1.87 ms an image, decode + resize,
+  load ~11 (``benchmarks/scripts/decode_jpeg.py``). Kept on PIL: decoding is 0.3 of the 7 ms
+  loading costs here, the image block reads every format through PIL, and training must read a
+  file exactly as the deployed predictor does (`hotstart.predictor.load_image`).
+- PIL's ``draft()``: none at 160 -> 128 (2.54 against 2.49 ms: JPEG DCT scaling only halves,
+  quarters or eighths the size); on 640x640 q90 files 2.34 against 3.6 ms CPU with the resize
+  (draft shrinks to 160). Not used in `load_image`: it changes the pixels against the
+  predictor's full decode. Folders of large files use ``cache="resized"`` instead.
+- resizing before augmenting: already so. The training crop is one ``resized_crop`` from the
+  file's pixels to the task's size; flip, rotation and lighting then work at 128x128.
+- ``cache="resized"`` (hotstart/datasets/resized_cache.py, opt-in): here the copy is slower
+  (9.9 against 6.9 ms an image to load): a 128-pixel PNG decodes in 0.77 ms, the 160-pixel JPEG
+  in 0.28 ms, so it stays off by default. It pays for files several times the task's size: a
+  640x640 JPEG costs 3.6 ms CPU to decode and resize, every epoch.
 """
 from __future__ import annotations
 
