@@ -6,7 +6,7 @@
     python -m benchmarks.run --quick --only startup,import # a subset
     python -m benchmarks.run --quick --only deploy         # torch vs ONNX fp32 / int8 vs .pt2 (benchmarks/deploy.py)
     python -m benchmarks.run --quick --only folder         # a folder of JPEGs against the in-memory compute bound
-    python -m benchmarks.run --only folder --fastai-python /work/venv-fastai/bin/python  # fastai from its own venv
+    python -m benchmarks.run --only folder --fastai-python "$FASTAIVENV/bin/python"  # fastai from a venv of its own
     python -m benchmarks.run --quick --only serve          # hotstart run / predict through hotstart serve (benchmarks/serve.py)
     python -m benchmarks.run --only timeseries             # series: hotstart vs a plain loop (benchmarks/timeseries.py)
 
