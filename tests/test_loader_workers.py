@@ -6,7 +6,7 @@ import pytest
 from torch.utils.data import Dataset
 
 from hotstart.errors import UsageError
-from hotstart.learner.data import WORKER_WORTH_S, auto_num_workers, make_loader, workers_for_cores
+from hotstart.learner.data import WORKER_WORTH_S, auto_num_workers, make_loader, usable_cores, workers_for_cores
 
 
 class Slow(Dataset):
@@ -42,10 +42,21 @@ def test_cheap_or_failing_samples_stay_in_the_main_process():
     assert auto_num_workers(Broken(n=1000, seconds=0.0), cores=8) == 0  # the loop reports the error itself
 
 
-def test_make_loader_resolves_auto_and_refuses_bad_counts():
-    slow = Slow(n=int(4 * WORKER_WORTH_S / 0.01), seconds=0.01)
-    assert make_loader(slow, batch_size=4, train=True, num_workers="auto").num_workers == auto_num_workers(slow)
-    assert make_loader(Slow(8, 0.0), batch_size=4, train=False, num_workers="auto").num_workers == 0
+class Counting(Slow):
+    reads = 0
+
+    def __getitem__(self, i):
+        self.reads += 1
+        return super().__getitem__(i)
+
+
+def test_make_loader_chooses_at_the_first_read_and_refuses_bad_counts():
+    slow = Counting(n=int(4 * WORKER_WORTH_S / 0.01), seconds=0.01)
+    loader = make_loader(slow, batch_size=4, train=True, num_workers="auto")
+    assert slow.reads == 0 and loader.num_workers == 0  # building reads no sample
+    assert loader.choose_workers() == auto_num_workers(slow) == workers_for_cores(usable_cores())
+    cheap = make_loader(Slow(8, 0.0), batch_size=4, train=False, num_workers="auto")
+    assert [b.tolist() for b in cheap] == [[0, 1, 2, 3], [4, 5, 6, 7]] and cheap.num_workers == 0
     for bad in (-1, 1.5, "many", True):
         with pytest.raises(UsageError, match="num_workers"):
             make_loader(Slow(8, 0.0), batch_size=4, train=True, num_workers=bad)

@@ -141,26 +141,49 @@ def workers_for_cores(cores: int) -> int:
     return max(0, min(int(cores) - 1, 8))
 
 
+class AutoWorkersLoader(DataLoader):
+    """A DataLoader for ``num_workers="auto"``: the count is chosen (`auto_num_workers`) when the
+    loader is first read, not when it is built, so that building a learner reads no sample
+    (a bad file is reported when the loop reads it). Until then `num_workers` is 0."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.workers_chosen = False
+
+    def choose_workers(self) -> int:
+        """Choose the count now (once); returns it."""
+        if not self.workers_chosen:
+            self.workers_chosen = True
+            workers = auto_num_workers(self.dataset)
+            if workers:
+                self.prefetch_factor = 2  # DataLoader's own default with workers (None without)
+                self.num_workers = workers
+        return self.num_workers
+
+    def __iter__(self):
+        self.choose_workers()
+        return super().__iter__()
+
+
 def make_loader(dataset: TaskDataset, *, batch_size: int, train: bool, num_workers: int | str = 0, seed: int = 0,
                 pin_memory: bool = False) -> DataLoader:
     """Training: shuffled by a seeded generator, `drop_last` (stable shapes for compiled models,
     no size-1 batch for BatchNorm) unless the set is smaller than one batch. Validation: neither.
-    ``num_workers="auto"``: `auto_num_workers`. Workers are not persistent: each epoch's workers
-    are forked after `set_epoch`, so they encode with that epoch's augmentation seed (persistent
-    workers would keep the first epoch's copy of the dataset, and its augmentations)."""
+    ``num_workers="auto"``: an `AutoWorkersLoader`. Workers are not persistent: each epoch's
+    workers are forked after `set_epoch`, so they encode with that epoch's augmentation seed
+    (persistent workers would keep the first epoch's copy of the dataset, and its augmentations)."""
     n = len(dataset)
     if n == 0:
         raise UsageError(f"the {'training' if train else 'validation'} set is empty")
-    if num_workers == "auto":
-        num_workers = auto_num_workers(dataset)
-    elif not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
+    auto = num_workers == "auto"
+    if not auto and (not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0):
         raise UsageError(f"num_workers must be a non-negative int or \"auto\", got {num_workers!r}")
-    return DataLoader(
+    return (AutoWorkersLoader if auto else DataLoader)(
         dataset,
         batch_size=batch_size,
         shuffle=train,
         drop_last=train and n >= batch_size,
-        num_workers=num_workers,
+        num_workers=0 if auto else num_workers,
         generator=torch_generator(seed),
         pin_memory=pin_memory,
         persistent_workers=False,
@@ -221,6 +244,8 @@ def shard_loader(loader: DataLoader, *, rank: int, world_size: int) -> DataLoade
     """A copy of `loader` that reads only this process's shard (a `ShardSampler`); the batch
     size stays per process, so the global batch is ``world_size * batch_size``."""
     train = isinstance(loader.sampler, torch.utils.data.RandomSampler)
+    if isinstance(loader, AutoWorkersLoader):
+        loader.choose_workers()  # the shard's copy needs the count (this runs at setup, when fitting)
     sampler = ShardSampler(len(loader.dataset), rank, world_size, shuffle=train)
     shard = DataLoader(loader.dataset, batch_size=loader.batch_size, sampler=sampler,
                        drop_last=loader.drop_last and len(sampler) >= (loader.batch_size or 1),
