@@ -20,6 +20,7 @@ import copy
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import torch
@@ -30,6 +31,15 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--size", type=int, default=32)
     ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--n", type=int, default=None, help="use the first N digits only (default: all 1797)")
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--valid-pct", type=float, default=0.2)
+    ap.add_argument("--channels", type=int, nargs=4, default=None,
+                    help="stage widths (resnet10t's are 64 128 256 512; the test uses a narrow one)")
+    ap.add_argument("--no-zero-init-last", action="store_true",
+                    help="timm's zero_init_last=False: no all-zero folded convolutions (none redrawn by from_onnx)")
+    ap.add_argument("--batchnorm", nargs="+", default=["folded", "none"],
+                    help="from_onnx(batchnorm=...) modes to train besides the torch original")
     args = ap.parse_args(argv)
     import timm
 
@@ -38,7 +48,9 @@ def main(argv=None) -> int:
 
     with torch.random.fork_rng():
         torch.manual_seed(0)
-        original = timm.create_model("resnet10t", pretrained=False, num_classes=0, in_chans=1).eval()
+        width = {"channels": tuple(args.channels), "stem_width": args.channels[0] // 2} if args.channels else {}
+        original = timm.create_model("resnet10t", pretrained=False, num_classes=0, in_chans=1, **width,
+                                     zero_init_last=not args.no_zero_init_last).eval()
     x = torch.randn(2, 1, args.size, args.size)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "resnet10t.onnx"
@@ -46,17 +58,21 @@ def main(argv=None) -> int:
         with torch.no_grad():
             torch.onnx.export(original, (x,), path, dynamo=True, input_names=["input"], dynamic_shapes=({0: batch},),
                               external_data=False, verbose=False)
-        read = from_onnx(path)
+        reads = {f"from_onnx[{mode}]": from_onnx(path, batchnorm=mode) for mode in args.batchnorm}
     with torch.no_grad():
-        before = float((read.eval()(x) - original(x)).abs().max())
+        before = max(float((read.eval()(x) - original(x)).abs().max()) for read in reads.values())
     data, blocks = datasets.load("digits")
+    if args.n:
+        data = data.subset(list(range(args.n)))
     out = {"max_abs_diff_before": before}
-    for name, backbone in (("torch", copy.deepcopy(original)), ("from_onnx", read)):
+    for name, backbone in (("torch", copy.deepcopy(original)), *reads.items()):
         task = ImageClassificationSingle(blocks, size=(args.size, args.size), augment={"flip": 0.0})
-        learner = tasklearner(task, data, backbone=backbone, seed=0, progress=False)
+        learner = tasklearner(task, data, backbone=backbone, seed=0, progress=False,
+                              batch_size=args.batch_size, valid_pct=args.valid_pct)
+        start = time.perf_counter()
         learner.fit_one_cycle(args.epochs, args.lr)
         out[name] = learner.validate()["accuracy"]
-        print(name, out[name], flush=True)
+        print(name, out[name], f"{time.perf_counter() - start:.1f} s", flush=True)
     print(json.dumps(out))
     return 0
 
