@@ -7,11 +7,11 @@ import torch
 pytest.importorskip("onnx2torch", reason="install hotstart[edge] (onnx2torch) to read ONNX files")
 
 
-def _export(model, x, path):
+def _export(model, x, path, **kwargs):
     batch = torch.export.Dim("batch", min=1, max=1024)
     with torch.no_grad():
         torch.onnx.export(model, (x,), path, dynamo=True, input_names=["input"], dynamic_shapes=({0: batch},),
-                          external_data=False, verbose=False)
+                          external_data=False, verbose=False, **kwargs)
     return path
 
 
@@ -106,6 +106,19 @@ def test_the_read_backbone_fine_tunes_on_digits_as_the_torch_original(narrow_res
     assert results["folded"][0] < torch_acc - 0.2, results
 
 
+def test_a_file_that_kept_its_batch_norms_comes_back_with_them(narrow_resnet10t, tmp_path):
+    from hotstart.models import from_onnx
+
+    original, _ = narrow_resnet10t
+    path = _export(original, torch.randn(2, 1, 32, 32), tmp_path / "kept.onnx", optimize=False)
+    read = from_onnx(path, cut_at=None).eval()  # constants folded (step 2), batch norms as they are
+    norms = [m for m in read.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    assert len(norms) == 14 and all(torch.equal(m.running_var, torch.full_like(m.running_var, 1 - 1e-5)) for m in norms)
+    x = torch.randn(3, 1, 32, 32, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        assert float((read(x) - original(x)).abs().max()) <= 1e-5
+
+
 def test_hotstart_fp32_and_int8_exports_come_back_with_their_labels(make_learner, tmp_path):
     import onnxruntime as ort
 
@@ -129,7 +142,7 @@ def test_hotstart_fp32_and_int8_exports_come_back_with_their_labels(make_learner
 
 
 def test_an_unsupported_op_is_an_error_naming_the_node_and_the_op(tmp_path):
-    from hotstart.models.onnx_read import UnsupportedOnnxOpError, from_onnx
+    from hotstart.models.onnx_read import OnnxReadError, UnsupportedOnnxOpError, from_onnx
 
     class Determinant(torch.nn.Module):
         def forward(self, x):
@@ -138,5 +151,7 @@ def test_an_unsupported_op_is_an_error_naming_the_node_and_the_op(tmp_path):
     path = _export(Determinant(), torch.randn(2, 4), tmp_path / "det.onnx")
     with pytest.raises(UnsupportedOnnxOpError, match=r"node '.*' uses op 'Det'.*add_converter\('Det'"):
         from_onnx(path, cut_at=None)
+    with pytest.raises(OnnxReadError, match="batchnorm='yes'.*'folded'"):
+        from_onnx(path, batchnorm="yes")
     with pytest.raises(FileNotFoundError, match="no such ONNX file"):
         from_onnx(tmp_path / "missing.onnx")
