@@ -120,6 +120,9 @@ class Predictor:
         return f"Predictor({self.source!r}, kind={self.kind}, {outputs})"
 
 
+# This file's errors are plain ValueErrors, not hotstart.errors.HotstartError, by design: it imports
+# nothing from hotstart (an app copies it alone). hotstart's callers wrap them (cli/predict.py ->
+# SavedModelError; datasets.ImageLoadError derives from ImageInputError).
 class MetadataError(ValueError):
     """An .onnx file's hotstart metadata is damaged, or does not match the model it describes;
     the message names the file and the key. Decoding with wrong metadata would give wrong labels

@@ -40,3 +40,14 @@ def test_a_table_with_valid_pct_0(tmp_path, capsys):
     rc = main(["train", "--task", "tabular", "--target", "species", "--valid-pct", "0", "--epochs", "1",
                "--out", str(tmp_path / "r"), "--quiet"])
     _one_line(capsys, rc, "valid_pct", "0.0")
+
+
+def test_export_options_that_do_not_go_together(tmp_path, capsys, make_learner):
+    """Caught by hotstart/export/ once the model is loaded (plain ValueErrors, a traceback, before)."""
+    model = make_learner().save(tmp_path / "model")
+    cases = [(["--format", "pt2", "--quantize", "int8", "--out", str(tmp_path / "m.pt2")], ("quantize='int8'", "'pte'")),
+             (["--format", "web", "--quantize", "int8", "--out", str(tmp_path / "web")], ("quantize='int8'", "web")),
+             (["--format", "pte", "--batch-size", "0", "--out", str(tmp_path / "m.pte")], ("batch_size", "0"))]
+    for args, words in cases:
+        _one_line(capsys, main(["export", str(model), *args]), *words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # nothing was written

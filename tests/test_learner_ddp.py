@@ -68,16 +68,25 @@ def test_training_shards_have_the_length_they_say(n, world):
         assert sorted(every) == list(range(n))  # disjoint: no sample twice
 
 
-@pytest.mark.slow
-def test_two_processes_on_digits(tmp_path, digits):
-    from hotstart import ImageClassificationSingle, load_learner, tasklearner
-
+@pytest.fixture(scope="module")
+def two_processes(tmp_path_factory):
+    """One launch of ddp_digits.py on 2 processes, with its EMA fits (scripts/ddp_ema.py):
+    (the finished process, its output folder, the EMA fits' folder)."""
+    out, ema = tmp_path_factory.mktemp("ddp"), tmp_path_factory.mktemp("ddp_ema")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "1"}
     env.pop("WORLD_SIZE", None)
     env.pop("LOCAL_RANK", None)
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--devices", "2", "--epochs", "2",
-                           "--lr-find"], env=env,
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--devices", "2", "--epochs", "2",
+                           "--lr-find", "--ema-dir", str(ema)], env=env,
                           capture_output=True, text=True, timeout=400)
+    return proc, out, ema
+
+
+@pytest.mark.slow
+def test_two_processes_on_digits(two_processes, digits):
+    from hotstart import ImageClassificationSingle, load_learner, tasklearner
+
+    proc, tmp_path, _ = two_processes
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = sorted((json.loads(line[len("RESULT "):]) for line in proc.stdout.splitlines()
                       if line.startswith("RESULT ")), key=lambda r: r["rank"])
@@ -105,6 +114,71 @@ def test_two_processes_on_digits(tmp_path, digits):
     one.fit_one_cycle(2, 1e-2)
     assert abs(one.history[-1]["accuracy"] - acc_ddp) <= 0.01, (one.history[-1]["accuracy"], acc_ddp)
     assert acc_ddp >= 0.9
+
+
+@pytest.mark.slow
+def test_ema_across_processes(two_processes, digits):
+    """`EMA(decay=0.9)` on 2 processes (scripts/ddp_ema.py): every rank holds the same average, bit
+    for bit (BatchNorm's statistics included, which each process updates from its own shard); it
+    equals a one-process fit on the same global batches to float32 rounding (the two differ only in
+    the order the per-sample gradients are summed: two means of 16 averaged across processes, one
+    mean of 32 here); validation and `save` use the average; a fit stopped in its second epoch and
+    resumed from the 2-process checkpoint ends as the uninterrupted one, bit for bit."""
+    from safetensors.torch import load_file
+
+    from hotstart import ImageClassificationSingle, load_learner, tasklearner
+    from hotstart.learner import EMA
+
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from ddp_ema import mlp, small_digits
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    proc, _, folder = two_processes
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    r0, r1 = (json.loads((folder / f"result-rank{r}.json").read_text()) for r in (0, 1))
+    state = {name: [load_file(folder / f"{name}-rank{r}.safetensors") for r in (0, 1)]
+             for name in ("ema", "model", "resumed-ema", "resumed-model", "bn-ema", "bn-model")}
+
+    def same(a, b):
+        return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+    for name, (rank0, rank1) in state.items():
+        assert same(rank0, rank1), f"{name}: the ranks differ"
+    assert r0 == {**r1, "rank": 0} and r0["updates"] == 14  # 2 epochs of 7 global batches
+    assert "running_mean" in " ".join(state["bn-ema"][0])
+
+    # validation and save use the average: the model holds it after the fit, and save wrote it
+    ema = state["ema"][0]
+    assert same(state["model"][0], ema)
+    assert same(load_file(folder / "model" / "weights.safetensors"), ema)
+    data, blocks = digits
+    small = small_digits(data)
+    task = ImageClassificationSingle(blocks, size=(8, 8), augment=False)
+    saved = load_learner(folder / "model", data=small, model=mlp(task.channels), seed=0, batch_size=16, progress=False)
+    n = len(saved.valid_loader.dataset)
+    last = r0["history"][-1]
+    checked = saved.validate()
+    assert round(checked["accuracy"] * n) == round(last["accuracy"] * n)
+    assert checked["loss"] == pytest.approx(last["valid_loss"], rel=1e-6)
+
+    # one process, batches of 32 = the two processes' batches of 16 together (learner/data.py ShardSampler)
+    one = tasklearner(task, small, model=mlp(task.channels), seed=0, batch_size=32, progress=False,
+                      callbacks=[EMA(decay=0.9)])
+    one.fit_one_cycle(2, 1e-2)
+    reference = one.cb(EMA).module.state_dict()
+    assert one.cb(EMA).updates == r0["updates"]
+    for k, v in reference.items():
+        torch.testing.assert_close(ema[k], v, rtol=1e-5, atol=1e-6)
+    for mine, theirs in zip(r0["history"], one.history):
+        for key in ("train_loss", "valid_loss", "accuracy"):
+            assert mine[key] == pytest.approx(theirs[key], rel=1e-5), (key, mine, theirs)
+
+    # the stopped fit resumed from the checkpoint its 2 processes wrote = the uninterrupted fit
+    assert r0["crashed"] == "stopped at epoch 1, batch 4"
+    assert same(state["resumed-ema"][0], ema) and same(state["resumed-model"][0], state["model"][0])
+    strip = lambda history: [{k: v for k, v in row.items() if k != "time"} for row in history]  # noqa: E731
+    assert strip(r0["resumed_history"]) == strip(r0["history"])
 
 
 @pytest.mark.slow

@@ -217,6 +217,47 @@ def test_set_size_trains_on_at_the_new_size_as_a_learner_built_for_it(make_learn
         Learner(learner.model, None, None, learner.loss_func, task=None, progress=False).set_size(32)
 
 
+def test_fit_one_cycle_with_sizes_is_one_cycle_across_the_sizes_and_resumes_at_the_right_size(make_learner,
+                                                                                                digits_small, tmp_path):
+    from hotstart.learner.checkpoint import checkpoints
+    from hotstart.learner.schedule import one_cycle_at
+
+    class Crash(Exception):
+        pass
+
+    class CrashAt(Callback):
+        def after_batch(self):
+            if (self.learner.epoch, self.learner.iter) == (2, 1):
+                raise Crash
+
+    data = digits_small[0].subset(list(range(60)))  # 48 training digits: 3 batches of 16 an epoch
+    sizes = [(8, 8), 12]  # 3 epochs: 0 and 1 at 8x8, 2 at 12x12
+    log = BatchLog()
+    ref = make_learner(data=data, batch_size=16, callbacks=[log])
+    ref.fit_one_cycle(3, 1e-2, sizes=sizes)
+    seen = {(epoch, tuple(x.shape[-2:])) for epoch, _, x, _ in log.train + log.valid}
+    assert seen == {(0, (8, 8)), (1, (8, 8)), (2, (12, 12))} and ref.task.size == (12, 12)
+    assert ref.recorder.lrs == [one_cycle_at(step, 9, 1e-2)[0] for step in range(9)]  # one cycle over both sizes
+
+    crashed = make_learner(data=data, batch_size=16, callbacks=[CrashAt()])
+    with pytest.raises(Crash):
+        crashed.fit_one_cycle(3, 1e-2, sizes=sizes, checkpoint_dir=tmp_path, checkpoint_every=1)
+    assert checkpoints(tmp_path)[-1].name == "ckpt-000-000000007-0"  # in epoch 2, at 12x12
+    resumed_log = BatchLog()
+    resumed = make_learner(data=data, batch_size=16, callbacks=[resumed_log])  # built at 8x8
+    resumed.fit_one_cycle(3, 1e-2, sizes=sizes, checkpoint_dir=tmp_path, resume=tmp_path)
+    assert {tuple(x.shape[-2:]) for _, _, x, _ in resumed_log.train + resumed_log.valid} == {(12, 12)}
+    assert resumed.task.size == (12, 12)
+    want = ref.task_model().state_dict()
+    assert all(torch.equal(v, want[k]) for k, v in resumed.task_model().state_dict().items())
+    no_time = lambda history: [{k: v for k, v in row.items() if k != "time"} for row in history]  # noqa: E731
+    assert no_time(resumed.history) == no_time(ref.history)
+    with pytest.raises(UsageError, match="ProgressiveResize"):  # the checkpoint's fit had sizes=
+        make_learner(data=data, batch_size=16).fit_one_cycle(3, 1e-2, resume=tmp_path)
+    with pytest.raises(UsageError, match="sizes="):
+        ref.fit_one_cycle(1, 1e-2, sizes=sizes)
+
+
 def test_save_best_model_saves_the_averaged_weights_it_judged(make_learner, tmp_path):
     from hotstart import load_learner
     from hotstart.learner import SaveBestModel

@@ -1,4 +1,5 @@
 """hotstart.metrics agree with the torchmetrics classes they stand in for, batch by batch and overall."""
+import math
 import subprocess
 import sys
 
@@ -6,7 +7,9 @@ import pytest
 import torch
 import torchmetrics.classification as tmc
 
-from hotstart.metrics import MulticlassAccuracy, MultilabelAccuracy, MultilabelF1Score
+from hotstart.errors import UsageError
+from hotstart.metrics import (Denormalized, MeanIoU, MeanSquaredError, MulticlassAccuracy, MultilabelAccuracy,
+                              MultilabelF1Score, PixelAccuracy, R2Score, read_on_host)
 
 
 def _close(ours, theirs):
@@ -70,14 +73,59 @@ def test_edge_cases_match_torchmetrics():
 def test_bad_inputs_name_the_problem():
     with pytest.raises(ValueError, match="expected num_classes=3"):
         MulticlassAccuracy(3).update(torch.zeros(2, 4), torch.zeros(2, dtype=torch.long))
+    # targets outside the classes: flagged on the device by update (no host sync per batch) and
+    # raised by compute, by read_on_host (the validation phase's one read) and at once by a call
+    m = MulticlassAccuracy(3)
+    m.update(torch.zeros(2, 3), torch.tensor([0, 3]))
+    m.update(torch.zeros(2, 3), torch.tensor([0, 1]))  # a good batch after it does not clear the flag
     with pytest.raises(ValueError, match=r"outside 0\.\.2"):
-        MulticlassAccuracy(3).update(torch.zeros(2, 3), torch.tensor([0, 3]))
+        m.compute()
+    with pytest.raises(UsageError, match=r"MulticlassAccuracy: target holds class indices outside 0\.\.2"):
+        read_on_host({"accuracy": m})
+    with pytest.raises(ValueError, match=r"outside 0\.\.2"):
+        MulticlassAccuracy(3)(torch.zeros(2, 3), torch.tensor([-1, 0]))
+    m.reset()
+    m.update(torch.zeros(2, 3), torch.tensor([0, 1]))
+    assert float(m.compute()) == 0.5
+    for cls in (PixelAccuracy, MeanIoU):
+        m = cls(2)
+        m.update(torch.zeros(1, 2, 2, 2), torch.tensor([[[0, 1], [2, 0]]]))
+        with pytest.raises(UsageError, match=rf"{cls.__name__}: target .* outside 0\.\.1"):
+            m.compute()
     with pytest.raises(ValueError, match=r"preds \(2,\) and target \(3,\)"):
         MulticlassAccuracy(3).update(torch.tensor([0, 1]), torch.tensor([0, 1, 2]))
     with pytest.raises(ValueError, match=r"must both be \(N, 4\)"):
         MultilabelAccuracy(4).update(torch.zeros(2, 3), torch.zeros(2, 3))
     with pytest.raises(ValueError, match="num_classes must be >= 2"):
         MulticlassAccuracy(1)
+
+
+def test_read_on_host_gives_each_compute_with_one_host_read(monkeypatch):
+    """The validation phase's one read: the same floats as ``float(m.compute())``, one transfer."""
+    g = torch.Generator().manual_seed(0)
+    logits, labels = torch.randn(40, 3, generator=g), torch.randint(0, 3, (40,), generator=g)
+    y, y_hat = torch.randn(40, generator=g), torch.randn(40, generator=g)
+    metrics = {"accuracy": MulticlassAccuracy(3), "rmse": Denormalized(MeanSquaredError(squared=False), [2.0], [3.0]),
+               "r2": R2Score(), "r2_one_row": R2Score(), "iou": MeanIoU(3), "user": tmc.MulticlassAccuracy(3, average="micro")}
+    for name, m in metrics.items():
+        if name in ("accuracy", "user"):
+            m.update(logits, labels)
+        elif name == "iou":
+            m.update(logits.reshape(10, 2, 2, 3).permute(0, 3, 1, 2), labels.reshape(10, 2, 2))
+        else:
+            m.update(*((y_hat[:1], y[:1]) if name == "r2_one_row" else (y_hat, y)))
+    expected = {name: float(m.compute()) for name, m in metrics.items()}
+    loss_sum = torch.tensor(12.5, dtype=torch.float64)
+    reads = []
+    for name in ("tolist", "item", "__float__", "__bool__"):
+        method = getattr(torch.Tensor, name)
+        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _m=method, _n=name: reads.append(_n) or _m(self, *a))
+    values, sums = read_on_host({k: v for k, v in metrics.items() if k != "user"}, loss_sum)
+    monkeypatch.undo()
+    assert reads == ["tolist"]
+    assert math.isnan(values.pop("r2_one_row")) and math.isnan(expected["r2_one_row"])  # < 2 rows, no sync
+    assert sums == [12.5] and values == {k: v for k, v in expected.items() if k not in ("user", "r2_one_row")}
+    assert read_on_host(metrics)[0]["user"] == expected["user"] == expected["accuracy"]
 
 
 def test_to_moves_the_counts():

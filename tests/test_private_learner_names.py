@@ -44,3 +44,24 @@ def test_no_module_outside_the_loop_uses_a_private_learner_name():
         found += [f"{path.relative_to(ROOT.parent)}:{line}: {name}"
                   for line, name in private_learner_names(path.read_text(), str(path))]
     assert not found, "private learner names used outside learner/loop.py:\n" + "\n".join(found)
+
+
+def private_parameters(source: str, filename: str = "<source>") -> list[tuple[int, str, str]]:
+    """(line, function, parameter) of each ``_x`` parameter of a public function in `source`."""
+    hits = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            a = node.args
+            hits += [(node.lineno, node.name, p.arg) for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)
+                     if p.arg.startswith("_")]
+    return hits
+
+
+def test_no_public_function_takes_a_private_parameter():
+    """A private keyword in a public signature (``tasklearner(_model_config=)`` was one) is a
+    hidden second API: a public function's parameters are all public."""
+    assert private_parameters("def tasklearner(task, *, _model_config=None): pass") == \
+        [(1, "tasklearner", "_model_config")]
+    found = [(str(path.relative_to(ROOT)), *hit) for path in sorted(ROOT.rglob("*.py"))
+             for hit in private_parameters(path.read_text(encoding="utf-8"), str(path))]
+    assert not found, found

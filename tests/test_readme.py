@@ -19,7 +19,8 @@ def test_readme_example_runs(index, capsys):
 
 
 def test_layout_table_names_every_subpackage_and_only_paths_that_exist():
-    """The "Layout" table: each of hotstart's subpackages has a row, and each path it names exists."""
+    """The "Layout" table: each of hotstart's subpackages and top-level modules has a row, and
+    each path it names exists."""
     root = README.parent
     section = README.read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
     first_cells = re.findall(r"^\| (.+?) \|", section, flags=re.M)
@@ -34,3 +35,6 @@ def test_layout_table_names_every_subpackage_and_only_paths_that_exist():
     subpackages = {p.parent.name for p in (root / "hotstart").glob("*/__init__.py")}
     listed = {p.parts[1] for p in paths if p.parts[0] == "hotstart" and len(p.parts) > 1}
     assert subpackages <= listed, f"README's Layout has no row for {sorted(subpackages - listed)}"
+    modules = {p.name for p in (root / "hotstart").glob("*.py")} - {"__init__.py", "__main__.py"}
+    named_modules = {p.name for p in paths if p.parent == Path("hotstart") and p.suffix == ".py"}
+    assert modules <= named_modules, f"README's Layout names no row for {sorted(modules - named_modules)}"

@@ -296,3 +296,51 @@ def test_tasks_never_touch_global_rngs(digits):
     assert random.getstate() == py_state
     after = np.random.get_state()
     assert after[0] == np_state[0] and np.array_equal(after[1], np_state[1]) and after[2:] == np_state[2:]
+
+
+# --- the hooks the learner and the model factory call ----------------------------------------
+
+def test_declared_hooks_decide_the_model_and_its_output(digits):
+    """model_kind / default_backbone / classes / output_shape are declared on every task with a
+    default (tasks/base.py); the factory, tasklearner's default backbone, the model check and the
+    CLI read them directly. Each task says what differs by overriding one."""
+    from hotstart.blocks import Continuous, TimeSeries
+    from hotstart.models.factory import choose_kind
+    from hotstart.tasks import ImageKeypointRegression, ImageSegmentation, TSClassificationSingle, TSRegression
+    from hotstart.tasks.checks import expected_output_shape
+
+    _, blocks = digits
+    label = ImageClassificationSingle(blocks, size=8)
+    points = ImageKeypointRegression((Image(), Keypoints(3)), size=8)
+    masks = ImageSegmentation((Image(), Mask(["bg", "fg"])), size=8)
+    series = TSClassificationSingle((TimeSeries(2, length=16), Label(["a", "b"])))
+    numbers = TSRegression((TimeSeries(2, length=16), Continuous(1)))
+    base = SupervisedTask.__dict__
+    assert base["model_kind"] is None and base["default_backbone"] is None
+    assert (label.model_kind, label.default_backbone, label.output_shape()) == (None, None, None)
+    assert label.classes == list(range(10)) and expected_output_shape(label) == (10,)
+    assert choose_kind(label, None) == "SmallCNN" and choose_kind(label, "resnet10t") == "timm"
+    assert points.classes is None and expected_output_shape(points) == (6,)
+    assert masks.classes == ["bg", "fg"] and choose_kind(masks, None) == choose_kind(masks, "resnet10t") == "unet"
+    assert series.default_backbone == numbers.default_backbone == "inceptiontime"
+    assert series.classes == ["a", "b"] and numbers.classes is None
+
+
+def test_no_module_probes_a_task_for_a_hook():
+    """``getattr(task, "x", None)`` / ``hasattr(task, "x")`` hid which hooks exist: every hook is
+    declared in tasks/base.py, so no module of hotstart asks a task whether it has one."""
+    import ast
+    from pathlib import Path
+
+    import hotstart
+
+    def names_a_task(node):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        return name == "task" or name.endswith("_task")
+
+    root = Path(hotstart.__file__).parent
+    probes = [f"{path.relative_to(root)}:{node.lineno}" for path in sorted(root.rglob("*.py"))
+              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "hasattr") and node.args and names_a_task(node.args[0])]
+    assert not probes, probes

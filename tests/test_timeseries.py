@@ -15,6 +15,7 @@ from hotstart.blocks import Block, BlockValueError, Continuous, Label, SeriesTen
 from hotstart.datasets import DatasetError, TimeSeriesData
 from hotstart.encodings import Context, Encoding, SeriesPreprocessing
 from hotstart.encodings.timeseries import encode_series
+from hotstart.errors import UsageError, UsageTypeError
 from hotstart.models.inception_time import InceptionTime
 from hotstart.tasks import SupervisedTask, TSClassificationSingle, TSRegression
 
@@ -150,6 +151,13 @@ def test_tasks_set_up_on_training_data_and_round_trip_through_json():
     np.testing.assert_allclose(reg.encodings[1].mean, y.mean(0))
     assert SupervisedTask.from_dict(json.loads(json.dumps(reg.to_dict()))) == reg
     assert "not set up yet" in TSRegression(blocks).describe(file=io.StringIO())
+    with pytest.raises(UsageTypeError, match=r"TSRegression needs blocks=\(TimeSeries\(channels, length=\.\.\.\), "
+                                             r"Continuous\(n\)\)"):
+        TSRegression((blocks[0], Label(["a", "b"])))
+    with pytest.raises(UsageError, match="TSRegression.setup: the training split has no series"):
+        TSRegression(blocks).setup(([], []))
+    with pytest.raises(UsageError, match="TSRegression.metrics: the task is not set up"):
+        TSRegression(blocks).metrics()
 
 
 def test_gunpoint_trains_well_above_chance_on_the_held_out_test_split(gunpoint):

@@ -41,8 +41,9 @@ def test_mean_iou_per_class_on_a_known_case():
     # class 0: tp 1, fp 1, fn 1 -> 1/3; class 1: tp 2, fp 1 -> 2/3; class 2: tp 3, fn 1 -> 3/4; class 3 absent
     np.testing.assert_allclose(m.per_class().numpy(), [1 / 3, 2 / 3, 3 / 4, 0], rtol=1e-6)
     assert m.compute().item() == pytest.approx((1 / 3 + 2 / 3 + 3 / 4) / 3, rel=1e-6)
+    m.update(pred, target + 3)  # flagged on the device, raised when the value is read
     with pytest.raises(ValueError, match="outside"):
-        m.update(pred, target + 3)
+        m.compute()
 
 
 def test_mean_distance_in_pixels():

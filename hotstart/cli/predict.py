@@ -133,7 +133,7 @@ class _LearnerModel:
 
         self.learner = load_learner(folder, progress=False)
         self.kind = self.learner.task.to_dict()["kind"]
-        self.classes = list(getattr(self.learner.task, "classes", None) or [])
+        self.classes = list(self.learner.task.classes or [])
 
     def predict(self, item):
         if self.kind in TABLE_KINDS:

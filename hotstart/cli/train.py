@@ -248,7 +248,7 @@ def _hint(args, learner, tabular: bool):
     from ..learner.callbacks.training_hint import TrainingHint
 
     task = learner.task
-    classes = getattr(task, "classes", None)
+    classes = task.classes
     advice = [f"more --epochs (now {args.epochs})", f"a smaller --batch-size (now {args.batch_size})"]
     if not tabular and getattr(args, "backbone", None) is not None:
         advice.append("the default small CNN (leave out --backbone)")
@@ -275,7 +275,7 @@ def build_learner(args):
     data, blocks, name = load_data(args)
     task = _make_task(args, blocks, builtin=args.path is None)
     if not args.quiet and _first_process():
-        what = f"{len(task.classes)} classes" if hasattr(task, "classes") else f"{task.n} point(s)"
+        what = f"{len(task.classes)} classes" if task.classes is not None else f"{task.n} point(s)"
         print(f"data: {name}, {len(data[0])} samples, {what}; task:")
         task.describe()
     from .progress import progress_callbacks

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import UsageError
 from .onnx import ExportError, ExportReport
 
 __all__ = ["export", "ExportError", "ExportReport"]
@@ -31,11 +32,11 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
     if format is None:
         format = {".onnx": "onnx", ".pt2": "pt2", ".pte": "pte", ".c": "c"}.get(path.suffix.lower())
         if format is None:
-            raise ValueError(f"export: cannot tell the format from {path.name!r}; pass format='onnx', 'pt2' or 'pte'")
+            raise UsageError(f"export: cannot tell the format from {path.name!r}; pass format='onnx', 'pt2' or 'pte'")
     if format not in FORMATS:
-        raise ValueError(f"export: format must be one of {FORMATS}, got {format!r}")
+        raise UsageError(f"export: format must be one of {FORMATS}, got {format!r}")
     if quantize not in (None, "int8"):
-        raise ValueError(f"export: quantize must be None or 'int8', got {quantize!r}")
+        raise UsageError(f"export: quantize must be None or 'int8', got {quantize!r}")
     from .destination import check_file_destination, check_folder_destination
 
     if format == "c":  # always int8: quantize=None or "int8"
@@ -48,7 +49,7 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         return export_c(learner, path, calibrate=calibrate, **kwargs)
     if format == "web":
         if quantize is not None:
-            raise ValueError("export: quantize='int8' is for format='onnx'; the web page runs the fp32 model")
+            raise UsageError("export: quantize='int8' is for format='onnx'; the web page runs the fp32 model")
         from .web import export_learner_web
 
         check_folder_destination(path, "export path")
@@ -66,7 +67,7 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         return export_pte(learner, path, **kwargs)
     if format == "pt2":
         if quantize is not None:
-            raise ValueError("export: quantize='int8' is for format='onnx' or 'pte'")
+            raise UsageError("export: quantize='int8' is for format='onnx' or 'pte'")
         from .pt2 import export_pt2
 
         check_file_destination(path, "export path")

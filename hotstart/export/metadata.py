@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..errors import UsageError
 from ..strict_json import dumps
 
 FORMAT = "hotstart.onnx/1"
@@ -85,7 +86,7 @@ def task_metadata(task, *, input_name: str = "input", output_name: str = "logits
     kind = task.to_dict()["kind"]
     build = KIND_METADATA.get(kind)
     if build is None:
-        raise ValueError(f"exporting a {kind} model is not supported yet; exportable task kinds: "
+        raise UsageError(f"exporting a {kind} model is not supported yet; exportable task kinds: "
                          f"{sorted(KIND_METADATA)} (add an entry to hotstart/export/metadata.py's KIND_METADATA)")
     values = {"format": FORMAT, "kind": kind, "hotstart_version": __version__,
               "input_name": input_name, "output_name": output_name, **build(task), "task": task.to_dict()}
@@ -97,5 +98,5 @@ def page_fields(task) -> dict[str, Any]:
     kind = task.to_dict()["kind"]
     build = KIND_METADATA.get(kind)
     if build is None:
-        raise ValueError(f"exporting a {kind} model is not supported yet; exportable task kinds: {sorted(KIND_METADATA)}")
+        raise UsageError(f"exporting a {kind} model is not supported yet; exportable task kinds: {sorted(KIND_METADATA)}")
     return {"kind": kind, **build(task)}

@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import atomic_write_bytes
-from ..errors import HotstartError
+from ..errors import HotstartError, UsageError
 from .metadata import task_metadata
 
 INPUT_NAME, OUTPUT_NAME = "input", "logits"
@@ -103,7 +103,7 @@ def export_onnx(learner, path, *, tolerance: float = 1e-4, opset: int | None = N
     """Write `learner`'s model to `path` as ONNX with the task in its metadata; check it; report."""
     task = learner.task
     if task is None:
-        raise ValueError("export needs the learner's task (build the learner with tasklearner or load_learner)")
+        raise UsageError("export needs the learner's task (build the learner with tasklearner or load_learner)")
     return write_onnx(eval_copy(learner), task, path, tolerance=tolerance, opset=opset)
 
 

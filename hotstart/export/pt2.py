@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..atomic import atomic_path
 from ..compile_cache.quiet import quiet_torch_notices
-from ..errors import UsageError
+from ..errors import SavedModelError, UsageError
 from .metadata import task_metadata
 from .onnx import ExportError, ExportReport, INPUT_NAME, OUTPUT_NAME, failing_layer, eval_copy, example_batch
 
@@ -86,7 +86,7 @@ def load_pt2(path):
     model = torch._inductor.aoti_load_package(str(path))
     props = dict(model.get_metadata())
     if props.get("format") != "hotstart.pt2/1":
-        raise ValueError(f"{path}: not a .pt2 written by hotstart's export (format {props.get('format')!r})")
+        raise SavedModelError(f"{path}: not a .pt2 written by hotstart's export (format {props.get('format')!r})")
     meta = decode_metadata(props, str(path))  # the predictor's decoding and checks: one implementation
     check_metadata(meta, str(path))
     return model, meta

@@ -24,6 +24,8 @@ dimension, so the learner's loop can train it on batches of any size (the last o
 """
 from __future__ import annotations
 
+from ..errors import UsageError
+
 TARGETS = ("pte", "onnx")
 
 
@@ -39,7 +41,7 @@ def make_quantizer(target: str, qat: bool):
             X86InductorQuantizer, get_default_x86_inductor_quantization_config)
 
         return X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=qat))
-    raise ValueError(f"quantize: target must be one of {TARGETS}, got {target!r}")
+    raise UsageError(f"quantize: target must be one of {TARGETS}, got {target!r}")
 
 
 def capture(model, example):

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import atomic_write_bytes
+from ..errors import SavedModelError, UsageError
 from .metadata import task_metadata
 from .onnx import INPUT_NAME, OUTPUT_NAME, ExportError, ExportReport, failing_layer, eval_copy, example_batch
 
@@ -71,7 +72,7 @@ def write_pte(model, task, path, *, batch_size: int = 1, quantization: str | Non
     `tolerance` bounds the largest |.pte - model| on a check batch (None: only report it; int8
     models differ from their torch reference by rounding steps in XNNPACK's fused kernels)."""
     if int(batch_size) < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size!r}")
+        raise UsageError(f"batch_size must be at least 1, got {batch_size!r}")
     path = Path(path)
     meta = pte_metadata(task, batch_size, quantization)
     data = lower_to_pte(model, example_batch(task, int(batch_size)), meta)
@@ -99,7 +100,7 @@ def export_pte(learner, path, *, batch_size: int = 1, tolerance: float = 1e-4) -
     ``quantize="int8"`` to qat.py's post-training calibration, which writes through `write_pte`)."""
     task = learner.task
     if task is None:
-        raise ValueError("export needs the learner's task (build the learner with tasklearner or load_learner)")
+        raise UsageError("export needs the learner's task (build the learner with tasklearner or load_learner)")
     return write_pte(eval_copy(learner), task, path, batch_size=batch_size, tolerance=tolerance)
 
 
@@ -117,15 +118,15 @@ class PteModel:
             program = Runtime.get().load_program(self.source if isinstance(self.source, bytes) else str(self.source))
             names = program.method_names
         except Exception as e:
-            raise ValueError(f"{source if isinstance(source, (str, Path)) else '<bytes>'}: ExecuTorch cannot load "
+            raise SavedModelError(f"{source if isinstance(source, (str, Path)) else '<bytes>'}: ExecuTorch cannot load "
                              f"it: {e}") from e
         if METADATA_METHOD not in names:
-            raise ValueError(f"{self.source}: not a .pte written by hotstart's export (no {METADATA_METHOD} method)")
+            raise SavedModelError(f"{self.source}: not a .pte written by hotstart's export (no {METADATA_METHOD} method)")
         from ..predictor import check_metadata, decode_metadata
 
         props = json.loads(program.load_method(METADATA_METHOD).execute([])[0])
         if props.get("format") != FORMAT:
-            raise ValueError(f"{self.source}: not a .pte written by hotstart's export (format {props.get('format')!r})")
+            raise SavedModelError(f"{self.source}: not a .pte written by hotstart's export (format {props.get('format')!r})")
         self.meta = decode_metadata(props, str(self.source))  # the predictor's decoding and checks
         check_metadata(self.meta, str(self.source))
         self.batch_size = int(self.meta["batch_size"])

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..errors import UsageError
 from .onnx import example_batch
 
 
@@ -50,7 +51,7 @@ class QuantizedModel:
 
         suffix = Path(path).suffix.lower()
         if suffix != f".{self.target}":
-            raise ValueError(f"this model was quantized for {self.target!r}: write a .{self.target} file, "
+            raise UsageError(f"this model was quantized for {self.target!r}: write a .{self.target} file, "
                              f"not {Path(path).name!r} (quantize again with target={suffix.lstrip('.')!r})")
         if self.target == "pte":
             from .pte import write_pte
@@ -76,12 +77,12 @@ def quantize_learner(learner, target: str = "pte", *, qat_epochs: int = 1, lr_ma
     from . import pt2e
 
     if target not in pt2e.TARGETS:
-        raise ValueError(f"quantize: target must be one of {pt2e.TARGETS}, got {target!r}")
+        raise UsageError(f"quantize: target must be one of {pt2e.TARGETS}, got {target!r}")
     if int(qat_epochs) < 0:
-        raise ValueError(f"quantize: qat_epochs must be 0 (post-training) or more, got {qat_epochs!r}")
+        raise UsageError(f"quantize: qat_epochs must be 0 (post-training) or more, got {qat_epochs!r}")
     task = learner.task
     if task is None:
-        raise ValueError("quantize needs the learner's task (build the learner with tasklearner or load_learner)")
+        raise UsageError("quantize needs the learner's task (build the learner with tasklearner or load_learner)")
     model = copy.deepcopy(learner.task_model()).cpu()
     if getattr(model, "compiled_with", None) is not None:
         model.compiled_with = None  # PT2E captures plain eager code
@@ -104,7 +105,7 @@ def quantize_learner(learner, target: str = "pte", *, qat_epochs: int = 1, lr_ma
 def _train(learner, prepared, epochs: int, lr_max: float, callbacks, fit_kwargs) -> list:
     """Fit the prepared graph with hotstart's loop: the learner's data, loss, metrics and seed."""
     if learner.train_loader is None:
-        raise ValueError("quantization-aware training needs training data: build the learner with data")
+        raise UsageError("quantization-aware training needs training data: build the learner with data")
     qat = _learner_class(learner)(prepared, learner.train_loader, learner.valid_loader, learner.loss_func,
                   optimizer=learner.optimizer, metrics=learner.task.metrics, task=learner.task,
                   seed=learner.seed, progress=False, wd=learner.wd)

@@ -21,7 +21,7 @@ A checkpoint is a folder ``DIR/ckpt-<fit>-<batches trained>-<epoch done>`` of th
   `FitState` (``"fit"``: epochs, batches per epoch, accumulation, optimizer steps, batches done,
   the fit's seed and index; learner/fit_state.py) and the epoch to go on with (the loaders
   reshuffle from ``(fit seed, epoch)``, so that and the batches done place the sampler exactly),
-  the Recorder's history, per-batch losses and running sums.
+  the Recorder's history, per-batch losses and running sums (every process's: each sums its own shard).
 
 No pickle anywhere. Each file is written with ``hotstart.atomic`` into a temporary folder in DIR,
 and the folder is renamed to its final name when all three are on disk: a rename is atomic, so
@@ -32,6 +32,8 @@ deleted. Only the first process writes; the others wait at a barrier.
 A callback with ``checkpoint_state() -> (tensors, JSON)`` and ``load_checkpoint_state(tensors,
 JSON)`` (`EMA`: the averaged weights) is stored too: its tensors as ``callback.<i>.<key>`` in
 ``optimizer.safetensors``, its JSON under ``"callbacks"`` (with its class name, checked on resume).
+One whose class sets ``restore_before_checks = True`` is restored before the task is compared
+(`ProgressiveResize`: the checkpoint's size), the others after the model and optimizer.
 What is not in a checkpoint: other callbacks' own state (EarlyStopping's patience counter,
 SaveBestModel's best value) and anything a user's `train_step` keeps on the learner.
 """
@@ -182,14 +184,15 @@ class Checkpointer:
         ln = self.learner
         self._last_step = ln.fit_state.opt_step
         path = None
+        sums = running_sums_of_every_process(ln)  # a collective: every process takes part
         if ln.backend.is_global_zero:
-            path = self._write(epoch_done)
+            path = self._write(epoch_done, sums)
         barrier = getattr(ln.backend, "barrier", None)
         if barrier is not None:
             barrier()
         return path
 
-    def _write(self, epoch_done: bool) -> Path:
+    def _write(self, epoch_done: bool, process_sums: list) -> Path:
         from safetensors.torch import save as st_save
 
         ln = self.learner
@@ -216,7 +219,8 @@ class Checkpointer:
             "task": None if ln.task is None else ln.task.to_dict(),  # a resume with another task is refused
             "next_epoch": ln.epoch + 1 if epoch_done else ln.epoch,
             "optimizer": opt_meta,
-            "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs, **rec.running_sums()},
+            "recorder": {"history": rec.history, "losses": rec.losses, "lrs": rec.lrs, **rec.running_sums(),
+                         "processes": process_sums},
             "callbacks": callbacks,
         }
         name = f"ckpt-{fs.fit_index:03d}-{fs.train_iter:09d}-{int(epoch_done)}"
@@ -234,6 +238,26 @@ class Checkpointer:
         for old in checkpoints(self.folder)[:-self.keep]:
             _remove(old)
         return final
+
+
+def running_sums_of_every_process(learner) -> list[dict]:
+    """Every process's `Recorder.running_sums()`, in rank order, on every process.
+
+    Each process sums the training losses of its own shard; the epoch's loss adds them up at
+    the epoch's end. A checkpoint in the middle of an epoch must carry every process's sums, not
+    only the writer's, for a resumed epoch to report the loss of the uninterrupted one. Gathered
+    through the backend's float64 sum (each process fills its own slots, the others add zeros:
+    exact), so no other collective is needed."""
+    rec, backend = learner.recorder, learner.backend
+    world, rank = backend.world_size, backend.global_rank
+    mine = rec.running_sums()
+    if world == 1:
+        return [mine]
+    slots = [0.0] * (4 * world)
+    slots[4 * rank:4 * rank + 4] = [*mine["sum"], *mine["n"]]
+    total = backend.all_reduce_sum(*slots)
+    return [{"sum": list(total[4 * r:4 * r + 2]), "n": [int(v) for v in total[4 * r + 2:4 * r + 4]]}
+            for r in range(world)]
 
 
 def checkpointed_callbacks(learner) -> list:
@@ -263,6 +287,7 @@ class CheckpointState:
         if int(saved["total_steps"]) != fit_state.total_steps:
             raise UsageError(f"cannot resume from {self.path}: it has {saved['total_steps']} optimizer steps in all, "
                              f"this fit {fit_state.total_steps} (a different batch size or dataset?)")
+        self._restore_callbacks(learner, before_checks=True)  # ProgressiveResize: the size the task is compared at
         self._check_task(learner)
         self._check_model(learner.task_model())
         learner.task_model().load_state_dict(self.model, strict=True)
@@ -273,21 +298,25 @@ class CheckpointState:
         index = cuda_index(learner.device)
         if index is not None and "rng.cuda" in self.opt_tensors:
             torch.cuda.set_rng_state(self.opt_tensors["rng.cuda"], index)
-        self._restore_callbacks(learner)
+        self._restore_callbacks(learner, before_checks=False)
         rec = learner.recorder
         rec.history[:] = m["recorder"]["history"]
         rec.losses[:] = m["recorder"]["losses"]
         rec.lrs[:] = m["recorder"]["lrs"]
         return FitState.from_dict(saved, fit_state.schedule)
 
-    def _restore_callbacks(self, learner) -> None:
-        """Each checkpointed callback's state into this fit's callback of the same place and class."""
+    def _restore_callbacks(self, learner, before_checks: bool) -> None:
+        """Each checkpointed callback's state into this fit's callback of the same place and class:
+        first (`before_checks`) those whose class says ``restore_before_checks = True``, whose state
+        changes what the task check compares (ProgressiveResize: the size), then the others."""
         saved, here = self.meta.get("callbacks", []), checkpointed_callbacks(learner)
         names = [c["class"] for c in saved], [type(cb).__name__ for cb in here]
         if names[0] != names[1]:
             raise UsageError(f"cannot resume from {self.path}: it holds the state of the callbacks {names[0]}, "
                              f"this fit has {names[1]}; resume with the callbacks it was trained with")
         for i, (entry, cb) in enumerate(zip(saved, here)):
+            if bool(getattr(cb, "restore_before_checks", False)) != before_checks:
+                continue
             prefix = f"callback.{i}."
             tensors = {k[len(prefix):]: v for k, v in self.opt_tensors.items() if k.startswith(prefix)}
             cb.load_checkpoint_state(tensors, entry["state"])
@@ -319,7 +348,12 @@ class CheckpointState:
     def restore_epoch(self, learner) -> None:
         """At the start of the resumed epoch (after `before_epoch` reset the running sums)."""
         if learner.fit_state.skip_batches:
-            learner.recorder.set_running_sums(self.meta["recorder"])
+            rec = self.meta["recorder"]
+            per_process = rec.get("processes") or []
+            if len(per_process) == learner.backend.world_size:  # this process's own sums (learner/checkpoint.py)
+                learner.recorder.set_running_sums(per_process[learner.backend.global_rank])
+            else:  # written by another number of processes (or before "processes" was kept): the writer's
+                learner.recorder.set_running_sums(rec)
 
 
 def read_checkpoint(path) -> CheckpointState:
@@ -331,7 +365,7 @@ def read_checkpoint(path) -> CheckpointState:
     try:
         meta = json.loads((path / "state.json").read_bytes())
         if meta.get("format") != FORMAT:
-            raise ValueError(f"format {meta.get('format')!r}, expected {FORMAT!r}")
+            raise SavedModelError(f"format {meta.get('format')!r}, expected {FORMAT!r}")
         model = st_load((path / "model.safetensors").read_bytes())
         opt_tensors = st_load((path / "optimizer.safetensors").read_bytes())
     except (OSError, ValueError, KeyError) as e:
@@ -343,6 +377,14 @@ def read_checkpoint(path) -> CheckpointState:
 
 class CheckpointWarning(UserWarning):
     """A checkpoint could not be read and an older one is used instead (the message names it)."""
+
+
+def checkpoint_to_resume(resume, checkpoint_dir=None) -> CheckpointState | None:
+    """`fit(resume=...)`'s checkpoint: the last one in `resume`. ``resume=checkpoint_dir`` means
+    "go on if a run left something there" (a missing folder is no error then); any other
+    `resume` folder must exist."""
+    same = checkpoint_dir is not None and os.path.abspath(resume) == os.path.abspath(checkpoint_dir)
+    return load_last(resume, missing_ok=same)
 
 
 def load_last(folder, *, missing_ok: bool = False) -> CheckpointState | None:

@@ -34,8 +34,6 @@ Its `task` (optional) is used only for the metrics' output activation, `predict`
 from __future__ import annotations
 
 import contextlib
-import os
-import time
 from typing import Any, Sequence
 
 import torch
@@ -45,7 +43,7 @@ from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
 from .fit_state import FitState, constant_schedule
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
-from .optim import as_tuple, group_lrs
+from .optim import as_tuple, group_lrs, set_hyper
 from .schedule import one_cycle_at
 
 
@@ -181,15 +179,9 @@ class Learner:
                 g["weight_decay"] = self.wd if wd is None else wd
 
     def set_hyper(self, lr, mom: float | None = None):
-        """Set learning rate(s) and momentum / beta1 on every parameter group: the one place it happens."""
-        lrs = group_lrs(lr, len(self.opt.param_groups))
-        for g, lr_g in zip(self.opt.param_groups, lrs):
-            g["lr"] = lr_g
-            if mom is not None:
-                if "betas" in g:
-                    g["betas"] = (mom, g["betas"][1])
-                elif "momentum" in g:
-                    g["momentum"] = mom
+        """Set learning rate(s) and momentum / beta1 on every parameter group: the one place it
+        happens (`train_step`, once per optimizer step; see optim.py's `set_hyper`)."""
+        set_hyper(self.opt, lr, mom)
 
     # --- the loop ---------------------------------------------------------------------------
     def fit(self, n_epoch: int, lr=1e-3, *, wd: float | None = None, callbacks: Sequence[Callback] = (),
@@ -227,11 +219,9 @@ class Learner:
                                        schedule=schedule or constant_schedule(lr))
         ckpt = None
         if resume is not None:
-            from .checkpoint import load_last
+            from .checkpoint import checkpoint_to_resume
 
-            # resume=checkpoint_dir: "go on if a run left something there"; else the folder must exist
-            same = checkpoint_dir is not None and os.path.abspath(resume) == os.path.abspath(checkpoint_dir)
-            ckpt = load_last(resume, missing_ok=same)
+            ckpt = checkpoint_to_resume(resume, checkpoint_dir)
             if ckpt is not None and ckpt.fit_index > index:  # this fit finished before the kill
                 return self
         with seeded_torch_rng(fs.fit_seed, self.device), self.model_context(), self.added_cbs(callbacks):
@@ -341,12 +331,13 @@ class Learner:
     # --- schedules --------------------------------------------------------------------------
     def fit_one_cycle(self, n_epoch: int, lr_max=None, *, div: float = 25.0, div_final: float = 1e5,
                       pct_start: float = 0.25, wd: float | None = None, moms=(0.95, 0.85, 0.95),
-                      callbacks: Sequence[Callback] = (), **kwargs) -> "Learner":
+                      callbacks: Sequence[Callback] = (), sizes=None, **kwargs) -> "Learner":
         """Warm up with a cosine to `lr_max`, then anneal with a cosine; momentum the other way
         (torch's ``OneCycleLR``, step for step; see learner/schedule.py). Discriminative rates:
         ``lr_max=slice(1e-5, 1e-3)`` (or a sequence, one rate per layer group) spreads the peak over
         the model's layer groups as fastai does (learner/optim.py's `group_lrs`), and each group
-        follows its own cycle scaled to its peak. Other keyword arguments
+        follows its own cycle scaled to its peak. Progressive resizing: ``sizes=[(64, 64), (128, 128)]``
+        splits the epochs in order across the sizes, in this one cycle (learner/resize.py). Other keyword arguments
         (`reset_opt`, `accumulate`, `checkpoint_dir`, `checkpoint_every`, `resume`) go to `fit`."""
         lr_max = 1e-3 if lr_max is None else lr_max
 
@@ -356,6 +347,10 @@ class Learner:
             pairs = [one_cycle_at(step, total, m, div, div_final, pct_start, moms) for m in lrs]
             return tuple(p[0] for p in pairs), pairs[0][1]
 
+        if sizes is not None:
+            from .resize import ProgressiveResize
+
+            callbacks = [*callbacks, ProgressiveResize(sizes, n_epoch)]
         return self.fit(n_epoch, lr_max, wd=wd, callbacks=callbacks, schedule=schedule, **kwargs)
 
     def freeze(self) -> "Learner":
@@ -392,7 +387,10 @@ class Learner:
 
     def set_size(self, size) -> "Learner":
         """Progressive resizing: encode the images at `size` from the next batch on, keeping the
-        model, optimizer and callbacks (see learner/resize.py for the recipe and the compile cache)."""
+        model, optimizer and callbacks. ``fit_one_cycle(4, 1e-2); set_size((128, 128));
+        fit_one_cycle(2, 1e-3)`` trains at the task's size, then at 128x128 (or, in one cycle,
+        ``fit_one_cycle(6, 1e-2, sizes=[(64, 64), (128, 128)])``). A compiled model compiles once
+        per size: warm each size you train at (learner/resize.py)."""
         from .resize import set_size
 
         return set_size(self, size)

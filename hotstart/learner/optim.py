@@ -61,6 +61,19 @@ def even_mults(start: float, stop: float, n: int) -> list[float]:
     return [start * (step ** i) for i in range(n)]
 
 
+def set_hyper(opt, lr, mom: float | None = None) -> None:
+    """Set the learning rate(s) (`group_lrs` rules) and momentum / beta1 on every parameter group
+    of `opt`: Adam's ``betas[0]``, SGD's ``momentum``; a group with neither keeps no momentum."""
+    lrs = group_lrs(lr, len(opt.param_groups))
+    for g, lr_g in zip(opt.param_groups, lrs):
+        g["lr"] = lr_g
+        if mom is not None:
+            if "betas" in g:
+                g["betas"] = (mom, g["betas"][1])
+            elif "momentum" in g:
+                g["momentum"] = mom
+
+
 def group_lrs(lr, n_groups: int) -> list[float]:
     """One learning rate per parameter group (the model's layer groups: body stages, then head),
     by fastai's rules (``Learner.lr_range``):

@@ -1,6 +1,16 @@
 """Progressive resizing: train small, then larger, with one learner.
 
-fastai's recipe (train at 64x64, then 128x128, keeping the weights and the optimizer)::
+Within one schedule (one one-cycle over all the epochs, split across the sizes in order)::
+
+    learner.fit_one_cycle(6, 1e-2, sizes=[(64, 64), (128, 128)])   # epochs 0-2 at 64, 3-5 at 128
+
+Epoch ``e`` of ``n`` trains and validates at ``sizes[e * len(sizes) // n]`` (`ProgressiveResize`,
+set at each epoch's start). A checkpoint holds the size it was written at, so a fit resumed in a
+fresh learner (built at any size) goes on at the size of the epoch it resumes in, bit for bit as
+the uninterrupted fit. After the fit the learner stays at the last size.
+
+Or fastai's recipe, two fits and two schedules (train at 64x64, then 128x128, keeping the
+weights and the optimizer)::
 
     learner.fit_one_cycle(4, 1e-2)            # at the task's size, e.g. (64, 64)
     learner.set_size((128, 128))
@@ -17,16 +27,60 @@ Compile cache and warmup: the any-batch rule (one cached graph serves every batc
 compile_cache/compile.py) does not extend to sizes. The input's height and width are static in a
 compiled graph, and the warmup's manifest is keyed by size (compile_cache/manifest.py), so each
 size is its own cache entry: warm every size you train at. A compiled model meeting a size it was
-not warmed for compiles once for it (at that fit's first batch) and is cached from then on;
-``compile="auto"`` decided when the learner was built, for its first size.
+not warmed for compiles once for it (at that fit's first batch at the size, i.e. mid-fit with
+``sizes=``) and is cached from then on; ``compile="auto"`` decided when the learner was built,
+for its first size.
 """
 from __future__ import annotations
 
 from ..errors import UsageError
+from .callbacks.base import Callback
+
+
+def _as_size(size):
+    """A size as a task's JSON holds it: ``[h, w]`` (an int is a square)."""
+    if isinstance(size, (tuple, list)):
+        return list(size)
+    return [size, size] if isinstance(size, int) else size
+
+
+class ProgressiveResize(Callback):
+    """Epoch ``e`` of an ``n_epoch`` fit at ``sizes[e * len(sizes) // n_epoch]``: the epochs split
+    in order across the sizes, the earlier sizes first (``fit_one_cycle(n, sizes=[...])`` adds it)."""
+
+    order = -20  # before every other callback's before_epoch: they see the epoch's size
+    restore_before_checks = True  # a resume puts the checkpoint's size back before comparing tasks
+
+    def __init__(self, sizes, n_epoch: int):
+        sizes = list(sizes)
+        if not sizes or len(sizes) > int(n_epoch):
+            raise UsageError(f"sizes= needs 1 to n_epoch ({n_epoch}) sizes, one or more epochs each; got {sizes!r}")
+        self.sizes, self.n_epoch = [_as_size(s) for s in sizes], int(n_epoch)
+
+    def size_at(self, epoch: int):
+        return self.sizes[int(epoch) * len(self.sizes) // self.n_epoch]
+
+    def before_epoch(self):
+        if self.learner.fit_state.train_only:  # lr_find's sweep: not a fit of ours
+            return
+        size = self.size_at(self.learner.epoch)
+        if self.learner.task.to_dict().get("size") != size:
+            set_size(self.learner, size)
+
+    # --- checkpoints (learner/checkpoint.py restores callbacks before it compares the task) ---
+    def checkpoint_state(self) -> tuple[dict, dict]:
+        """The size the checkpoint was written at, which its task holds."""
+        return {}, {"size": self.learner.task.to_dict().get("size")}
+
+    def load_checkpoint_state(self, tensors: dict, meta: dict) -> None:
+        set_size(self.learner, meta["size"])
 
 
 def set_size(learner, size) -> "object":
-    """Make `learner` encode its images at `size` (``(h, w)`` or an int) from its next batch on."""
+    """Make `learner` encode its images at `size` (``(h, w)`` or an int) from its next batch on,
+    keeping its model, optimizer and callbacks: ``fit_one_cycle(4, 1e-2)`` at 64x64, then
+    ``set_size((128, 128))`` and ``fit_one_cycle(2, 1e-3)``. A compiled model compiles once for
+    each size it meets (the module docstring: warm every size you train at)."""
     from ..tasks import SupervisedTask
     from .data import TaskDataset
 
@@ -35,7 +89,7 @@ def set_size(learner, size) -> "object":
     if params is None or "size" not in params:
         raise UsageError(f"set_size changes an image task's size; this learner's task is "
                          f"{type(task).__name__}, which has none")
-    params["size"] = list(size) if isinstance(size, (tuple, list)) else size
+    params["size"] = _as_size(size)
     new = SupervisedTask.from_dict(params)  # the task's own checks of the size
     # the loaders the loop reads (each process's shard, Fabric's wrapper) share these datasets
     for loader in (learner.train_loader, learner.valid_loader):

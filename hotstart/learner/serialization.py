@@ -84,7 +84,7 @@ def parse_meta(data: bytes, where) -> dict:
 
 
 def _not_json(name: str):
-    raise ValueError(f"{name} is not a JSON number (a statistic that overflowed when it was saved?)")
+    raise SavedModelError(f"{name} is not a JSON number (a statistic that overflowed when it was saved?)")
 
 
 def read_meta(path) -> dict:

@@ -53,7 +53,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     if backbone is not None and model is not None:
         raise UsageError("pass either backbone= (a timm name or module, the task adds its head) or model= (complete), not both")
     if model is None and backbone is None:
-        backbone = getattr(task, "default_backbone", None)  # series tasks: "inceptiontime"
+        backbone = task.default_backbone  # series tasks: "inceptiontime"
     if model is None:
         check_backbone(backbone, pretrained)  # a misspelled name fails here, before any data is read
 

@@ -19,9 +19,8 @@ from .registry import MODEL_KINDS, get_model_kind, is_model_kind, kind_of_config
 
 def choose_kind(task, backbone) -> str:
     """The name of the kind that builds `task`'s model around `backbone` (see the module docstring)."""
-    declared = getattr(task, "model_kind", None)
-    if declared:
-        return declared
+    if task.model_kind:  # declared on every task (tasks/base.py)
+        return task.model_kind
     if backbone is None:
         return "SmallCNN"
     if isinstance(backbone, str):

@@ -11,7 +11,7 @@ import numpy as np
 def is_series_task(task) -> bool:
     from ..blocks.timeseries import TimeSeries
 
-    return isinstance(getattr(task, "input_block", None), TimeSeries)
+    return isinstance(task.input_block, TimeSeries)
 
 
 def draw_series(ax, series, max_channels: int = 6):

@@ -44,14 +44,14 @@ class ResultsTable:
 def is_table_task(task) -> bool:
     from ..blocks.table import TableRow
 
-    return isinstance(getattr(task, "input_block", None), TableRow)
+    return isinstance(task.input_block, TableRow)
 
 
 def results_table(task, raw_inputs, targets, outputs) -> ResultsTable:
     """The rows as given (``raw_inputs[i]``; missing cells shown as ``NA``), then ``truth``,
     ``prediction`` and, for classes, the predicted class's ``probability``, one row per output."""
     columns = list(task.input_block.columns) + ["truth", "prediction"]
-    classes = hasattr(task, "classes")
+    classes = task.classes is not None
     if classes:
         columns.append("probability")
     rows = []

@@ -138,6 +138,21 @@ class SupervisedTask(Kinded, family="task"):
     task's `head`; a model kind's name (hotstart/models/registry.py), e.g. "unet" for an
     encoder-decoder with one output map per class (segmentation)."""
 
+    default_backbone: ClassVar[str | None] = None
+    """The backbone `tasklearner` uses when given neither `backbone` nor `model`: None for the
+    model kind's own default (the small CNN for images); the series tasks: "inceptiontime"."""
+
+    @property
+    def classes(self) -> list | None:
+        """The class names when the task predicts classes (a label, or one per pixel), else None
+        (regression, keypoints). The CLI's hints and views read it."""
+        return None
+
+    def output_shape(self) -> tuple[int, ...] | None:
+        """What the model must output per sample, when the task says (a mask's (C, H, W), 2n
+        keypoint coordinates); None: one logit per class of the encoded target (tasks/checks.py)."""
+        return None
+
     @property
     def needs_setup(self) -> bool:
         """True while the task still has to learn something from the training split before a

@@ -33,9 +33,9 @@ def input_shape(task) -> tuple[int, ...] | None:
 def expected_output_shape(task) -> tuple[int, ...] | None:
     """What the model must output per sample: the task's `output_shape()` if it has one, else one
     logit per class of the encoded target; None where the task does not say."""
-    own = getattr(task, "output_shape", None)
-    if callable(own):
-        return tuple(own())
+    own = task.output_shape()  # declared on every task (tasks/base.py): None unless the task says
+    if own is not None:
+        return tuple(own)
     classes = getattr(task.encoded_blocks()[1], "classes", None)
     return None if classes is None else (len(classes),)
 

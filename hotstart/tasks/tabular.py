@@ -16,30 +16,26 @@ the backbone, and this task's `head`, a linear layer to the outputs.
 """
 from __future__ import annotations
 
-import io
 from typing import Any, Sequence
-
-import numpy as np
 
 from ..blocks import Block, Continuous, Label
 from ..blocks.table import TableRow, as_row
 from ..encodings import Context, OneHot
 from ..encodings.tabular import TabularPreprocessing
-from ..errors import UsageError, UsageTypeError
-from .base import SupervisedTask
+from ..errors import UsageError
 from .classification import SingleLabelOutputs
+from .regression import RegressionOutputs
+from .training_statistics import TrainingStatisticsTask
 
 
-class _TabularTask(SupervisedTask):
+class _TabularTask(TrainingStatisticsTask):
     target_kind: type = Label
+    describe_mocks, sample_name, sample_noun = 32, "row", "rows"
     model_kind = "TabularModel"  # embeddings + MLP (hotstart/models/tabular.py), whatever the backbone
 
     def __init__(self, blocks: Sequence[Block], preprocessing: TabularPreprocessing | None = None):
-        blocks = tuple(blocks)
+        blocks = self.check_blocks(blocks, TableRow, "TableRow(categorical=..., continuous=...)")
         name = type(self).__name__
-        if len(blocks) != 2 or not isinstance(blocks[0], TableRow) or type(blocks[1]) is not self.target_kind:
-            target = "Label(classes)" if self.target_kind is Label else "Continuous(n)"
-            raise UsageTypeError(f"{name} needs blocks=(TableRow(categorical=..., continuous=...), {target}), got {blocks!r}")
         row = blocks[0]
         prep = preprocessing or TabularPreprocessing(row.categorical, row.continuous)
         if (prep.categorical, prep.continuous) != (row.categorical, row.continuous):
@@ -59,12 +55,7 @@ class _TabularTask(SupervisedTask):
     def setup(self, data) -> "_TabularTask":
         """The same task with statistics learned from `data` = ``(rows, targets)``: the training split only."""
         rows, targets = data[0], data[1]
-        if len(rows) == 0:
-            raise UsageError(f"{type(self).__name__}.setup: the training split has no rows")
-        row_block = self.input_block
-        original = getattr(rows, "indices", None)  # a Subset of the user's rows: name their own index
-        for i in range(len(rows)):
-            row_block.validate(rows[i], where=f"row {original[i]}" if original is not None else f"training row {i}")
+        self.check_training_inputs(rows)
         fit_targets = [targets[i] for i in range(len(targets))] if self.target_kind is Continuous else None
         return type(self)(self.blocks, self.preprocessing.fit(rows, fit_targets))
 
@@ -72,14 +63,6 @@ class _TabularTask(SupervisedTask):
     def encode_input(self, x: Any, context: Context | str = Context.INFERENCE, rng=None):
         """A dict, a pandas Series or a one-row DataFrame -> the encoded row."""
         return super().encode_input(as_row(x), context, rng)
-
-    def head(self, num_features: int):
-        import torch.nn as nn
-
-        return nn.Linear(num_features, self._n_outputs())
-
-    def _n_outputs(self) -> int:
-        raise NotImplementedError
 
     # --- JSON --------------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -91,23 +74,6 @@ class _TabularTask(SupervisedTask):
         from ..encodings import Encoding
 
         return cls([Block.from_dict(b) for b in d["blocks"]], Encoding.from_dict(d["preprocessing"]))
-
-    def describe(self, *, file=None) -> str:
-        """As for every task; a task not set up yet is described as set up on 32 mock rows."""
-        if not self.needs_setup:
-            return super().describe(file=file)
-        rng = np.random.default_rng(0)
-        mocks = [self.mock_sample(rng) for _ in range(32)]
-        shown = self.setup(([m[0] for m in mocks], [m[1] for m in mocks]))
-        text = shown.describe(file=io.StringIO())
-        note = "  (not set up yet: statistics above come from 32 mock rows; tasklearner sets up on the training split)\n"
-        print(text + note, end="", file=file)
-        return text + note
-
-    def __repr__(self):
-        row = self.input_block
-        state = "not set up" if self.needs_setup else "set up"
-        return f"{type(self).__name__}({row!r} -> {self.target_block!r}, {state})"
 
 
 class TabularClassificationSingle(SingleLabelOutputs, _TabularTask):
@@ -123,47 +89,16 @@ class TabularClassificationSingle(SingleLabelOutputs, _TabularTask):
     def classes(self) -> list:
         return list(self.target_block.classes)
 
-    def _n_outputs(self):
-        return len(self.classes)
 
-
-class TabularRegression(_TabularTask):
+class TabularRegression(RegressionOutputs, _TabularTask):
     """``(TableRow(...), Continuous(n))``: MSE on normalized targets; `rmse` (in the target's units) and `r2`.
 
     With several targets (n > 1): ``rmse_0`` ... ``rmse_<n-1>``, one per output in its own units,
-    and `r2` averaged uniformly over the outputs.
+    and `r2` averaged uniformly over the outputs (regression.py).
     """
 
     target_kind = Continuous
 
-    def _n_outputs(self):
-        return self.target_block.n
-
-    def output_shape(self) -> tuple[int, ...]:
-        """What the model outputs per row: one number per target (for checks and export)."""
-        return (self.target_block.n,)
-
-    def loss_fn(self):
-        import torch.nn as nn
-
-        return nn.MSELoss()
-
-    def metrics(self) -> dict:
-        from ..metrics import Denormalized, MeanSquaredError, R2Score
-
+    def target_statistics(self):
         prep = self.preprocessing
-        if prep.target_mean is None:
-            raise UsageError("TabularRegression.metrics: the task is not set up (no target statistics)")
-        mean, std, n = prep.target_mean, prep.target_std, self.target_block.n
-        if n == 1:
-            return {"rmse": Denormalized(MeanSquaredError(squared=False), mean, std), "r2": R2Score()}
-        # several targets: an RMSE per output (their units differ) and R² averaged over outputs
-        rmses = {f"rmse_{i}": Denormalized(MeanSquaredError(squared=False), mean, std, output=i) for i in range(n)}
-        return {**rmses, "r2": R2Score()}
-
-    def decode_output(self, output):
-        """Outputs of one row -> (values in the target's units as numpy float32 (n,), the same as a tensor)."""
-        import torch
-
-        values = self.decode_target(output.detach().float().cpu())
-        return values, torch.from_numpy(values)
+        return None if prep.target_mean is None else (prep.target_mean, prep.target_std)

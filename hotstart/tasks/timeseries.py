@@ -19,32 +19,28 @@ any ``nn.Module`` taking (batch, channels, length) and returning (batch, feature
 """
 from __future__ import annotations
 
-import io
 from typing import Any, Sequence
-
-import numpy as np
 
 from ..blocks import Block, Continuous, Label
 from ..blocks.timeseries import TimeSeries
 from ..encodings import Context, Encoding, OneHot
 from ..encodings.timeseries import SeriesPreprocessing, TargetScaling
 from ..errors import UsageError
-from .base import SupervisedTask
 from .classification import SingleLabelOutputs
+from .regression import RegressionOutputs
+from .training_statistics import TrainingStatisticsTask
 
 
-class _SeriesTask(SupervisedTask):
+class _SeriesTask(TrainingStatisticsTask):
     target_kind: type = Label
+    describe_mocks, sample_name, sample_noun = 16, "series", "series"
     default_backbone = "inceptiontime"  # tasklearner's backbone when none is given
 
     def __init__(self, blocks: Sequence[Block], preprocessing: SeriesPreprocessing | None = None, *,
                  normalize: str | None = "channel", mask: bool = False, shift: float = 0.0, jitter: float = 0.0,
                  scale: float = 0.0, target_scaling: TargetScaling | None = None):
-        blocks = tuple(blocks)
+        blocks = self.check_blocks(blocks, TimeSeries, "TimeSeries(channels, length=...)")
         name = type(self).__name__
-        if len(blocks) != 2 or not isinstance(blocks[0], TimeSeries) or type(blocks[1]) is not self.target_kind:
-            target = "Label(classes)" if self.target_kind is Label else "Continuous(n)"
-            raise TypeError(f"{name} needs blocks=(TimeSeries(channels, length=...), {target}), got {blocks!r}")
         series = blocks[0]
         prep = preprocessing or SeriesPreprocessing(series.channels, series.length, normalize=normalize, mask=mask,
                                                     max_length=series.max_length, shift=shift, jitter=jitter,
@@ -70,22 +66,9 @@ class _SeriesTask(SupervisedTask):
     def setup(self, data) -> "_SeriesTask":
         """The same task with statistics learned from `data` = ``(series, targets)``: the training split only."""
         series, targets = data[0], data[1]
-        if len(series) == 0:
-            raise UsageError(f"{type(self).__name__}.setup: the training split has no series")
-        block = self.input_block
-        original = getattr(series, "indices", None)  # a Subset of the user's series: name their own index
-        for i in range(len(series)):
-            block.validate(series[i], where=f"series {original[i]}" if original is not None else f"training series {i}")
+        self.check_training_inputs(series)
         scaling = self.encodings[1].fit(targets) if self.target_kind is Continuous else None
         return type(self)(self.blocks, self.preprocessing.fit(series), target_scaling=scaling)
-
-    def head(self, num_features: int):
-        import torch.nn as nn
-
-        return nn.Linear(num_features, self._n_outputs())
-
-    def _n_outputs(self) -> int:
-        raise NotImplementedError
 
     # --- JSON --------------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -101,22 +84,6 @@ class _SeriesTask(SupervisedTask):
         return cls([Block.from_dict(b) for b in d["blocks"]], Encoding.from_dict(d["preprocessing"]),
                    target_scaling=scaling)
 
-    def describe(self, *, file=None) -> str:
-        """As for every task; a task not set up yet is described as set up on 16 mock series."""
-        if not self.needs_setup:
-            return super().describe(file=file)
-        rng = np.random.default_rng(0)
-        mocks = [self.mock_sample(rng) for _ in range(16)]
-        shown = self.setup(([m[0] for m in mocks], [m[1] for m in mocks]))
-        text = shown.describe(file=io.StringIO())
-        note = "  (not set up yet: statistics above come from 16 mock series; tasklearner sets up on the training split)\n"
-        print(text + note, end="", file=file)
-        return text + note
-
-    def __repr__(self):
-        state = "not set up" if self.needs_setup else "set up"
-        return f"{type(self).__name__}({self.input_block!r} -> {self.target_block!r}, {state})"
-
 
 class TSClassificationSingle(SingleLabelOutputs, _SeriesTask):
     """``(TimeSeries(...), Label(classes))``: cross-entropy loss, accuracy, softmax probabilities."""
@@ -127,42 +94,13 @@ class TSClassificationSingle(SingleLabelOutputs, _SeriesTask):
     def classes(self) -> list:
         return list(self.target_block.classes)
 
-    def _n_outputs(self):
-        return len(self.classes)
 
-
-class TSRegression(_SeriesTask):
-    """``(TimeSeries(...), Continuous(n))``: MSE on normalised targets; `rmse` (in the targets' units) and `r2`."""
+class TSRegression(RegressionOutputs, _SeriesTask):
+    """``(TimeSeries(...), Continuous(n))``: MSE on normalised targets; `rmse` (in the targets' units) and `r2`
+    (regression.py)."""
 
     target_kind = Continuous
 
-    def _n_outputs(self):
-        return self.target_block.n
-
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.target_block.n,)
-
-    def loss_fn(self):
-        import torch.nn as nn
-
-        return nn.MSELoss()
-
-    def metrics(self) -> dict:
-        from ..metrics import Denormalized, MeanSquaredError, R2Score
-
+    def target_statistics(self):
         scaling = self.encodings[1]
-        if not scaling.fitted:
-            raise UsageError("TSRegression.metrics: the task is not set up (no target statistics)")
-        n = self.target_block.n
-        if n == 1:
-            return {"rmse": Denormalized(MeanSquaredError(squared=False), scaling.mean, scaling.std), "r2": R2Score()}
-        rmses = {f"rmse_{i}": Denormalized(MeanSquaredError(squared=False), scaling.mean, scaling.std, output=i)
-                 for i in range(n)}
-        return {**rmses, "r2": R2Score()}
-
-    def decode_output(self, output):
-        """Outputs of one series -> (values in the targets' units as numpy float32 (n,), the same as a tensor)."""
-        import torch
-
-        values = self.decode_target(output.detach().float().cpu())
-        return values, torch.from_numpy(values)
+        return (scaling.mean, scaling.std) if scaling.fitted else None

@@ -25,6 +25,7 @@ parser.add_argument("--model", choices=["mlp", "smallcnn"], default="mlp")
 parser.add_argument("--size", type=int, default=8)
 parser.add_argument("--no-progress", action="store_true")
 parser.add_argument("--lr-find", action="store_true", help="run lr_find before the fit; report its curve")
+parser.add_argument("--ema-dir", default=None, help="then run ddp_ema.py's fits with EMA, writing into this folder")
 args = parser.parse_args()
 out = os.path.abspath(args.out)
 written = []
@@ -80,3 +81,7 @@ emit_result({"rank": learner.backend.global_rank, "world_size": learner.backend.
                               "iters_per_epoch": learner.n_iter, "batch_size": args.batch_size,
                               "lr_find": None if found is None else {"losses": found.losses, "suggestion": found.suggestion},
                               "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+if args.ema_dir:  # EMA across processes, in the processes launched already (tests/scripts/ddp_ema.py)
+    from ddp_ema import ema_case
+
+    ema_case(data, blocks, args.ema_dir, args.devices)

@@ -17,10 +17,18 @@ model). With `use_ema` (the default):
 
 Checkpoints (``fit(checkpoint_dir=)``) store the average and its update count
 (`checkpoint_state` / `load_checkpoint_state`, read by learner/checkpoint.py), so a resumed fit
-averages on exactly as an uninterrupted one. Across processes every rank updates its own average
-after its optimizer step; the gradients are all-reduced before the step, so the weights, and
-hence the averages, are identical on every rank. lr_find's sweep (a train-only fit) leaves the
+averages on exactly as an uninterrupted one. lr_find's sweep (a train-only fit) leaves the
 average alone.
+
+Across processes every rank updates its own average after its optimizer step. The gradients are
+all-reduced before the step, so the weights are identical on every rank, but BatchNorm's running
+statistics are not: each process updates them from its own shard, and DDP copies the first
+process's into the others only at the start of the next training forward. So after each update
+the average's floating buffers are broadcast from rank 0 (one message per dtype; the average of
+rank 0's statistics, which DDP treats as the model's): every rank then holds the same average,
+bit for bit, at every step (tests/test_learner_ddp.py, tests/scripts/ddp_ema.py). Without it a
+rank's average drifts from rank 0's with ``use_ema=False``, and with `use_ema` it was put right
+only by accident, by DDP's buffer copy during the swapped-in validation.
 """
 from __future__ import annotations
 
@@ -69,6 +77,25 @@ class EMA(Callback):
             return
         self.ema.update(self.learner.task_model(), step=self.updates)
         self.updates += 1
+        if getattr(self.learner.backend, "world_size", 1) > 1:
+            self._broadcast_buffers()
+
+    @torch.no_grad()
+    def _broadcast_buffers(self):
+        """Rank 0's averaged floating buffers (BatchNorm's statistics) into every process's average."""
+        import torch.distributed as dist
+
+        by_dtype: dict = {}
+        for buf in self.ema.module.buffers():
+            if buf.is_floating_point():
+                by_dtype.setdefault(buf.dtype, []).append(buf)
+        for bufs in by_dtype.values():
+            flat = torch.cat([b.reshape(-1) for b in bufs])
+            dist.broadcast(flat, src=0)
+            offset = 0
+            for b in bufs:
+                b.copy_(flat[offset:offset + b.numel()].view_as(b))
+                offset += b.numel()
 
     def before_validate(self):
         if self._fitting and self.use_ema and self.ema is not None and self.updates and not self._swapped:

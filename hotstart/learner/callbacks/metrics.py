@@ -60,6 +60,15 @@ class Metrics(Callback):
     def after_validate(self):
         # sums and counts over all processes: each validation sample counted once (the shards are
         # disjoint and unpadded, learner/data.py), every process gets the same numbers
-        total, n = self.learner.backend.all_reduce_sum(float(self._loss_sum), self._n)
-        self.valid_loss = total / n if n else math.nan
-        self.values = {name: float(m.compute()) if n else math.nan for name, m in self._metrics.items()}
+        # the loss sum and every metric's value come to the host in one transfer (one sync a
+        # phase); every process computes when any has samples (torchmetrics' compute syncs them)
+        from ...metrics import read_on_host
+
+        backend = self.learner.backend
+        (n,) = backend.all_reduce_sum(self._n)
+        if not n:
+            self.values, self.valid_loss = {name: math.nan for name in self._metrics}, math.nan
+            return
+        self.values, (loss_sum,) = read_on_host(self._metrics, self._loss_sum)
+        (total,) = backend.all_reduce_sum(loss_sum)
+        self.valid_loss = total / n

@@ -155,8 +155,11 @@ class NonFiniteGuard(Callback):
     # --- events --------------------------------------------------------------------------------
     def before_fit(self):
         self._reset()
+        # One copy before the first batch, not two: until a check passes, the last checked state
+        # is this one, and `_stop` goes back to it (the on-device snapshot starts at that check).
+        # Profiled: the second copy was most of hotstart's own time between "ready" and the first
+        # batch (benchmarks/README.md, "Where the time to first epoch goes").
         self._remember("at the start of this fit")
-        self._take_snapshot("at the start of this fit")
         scaler = self._scaler()
         self._scale = scaler.get_scale() if scaler is not None else None
 
@@ -279,6 +282,8 @@ class NonFiniteGuard(Callback):
         if restored:  # the locator reruns the first bad batch on the last checked state
             stepped = learner.fit_state.opt_step > self._snapshot_step
             self._restore_snapshot()
+        elif not validation and self._good is not None:  # no check passed yet: the start of the fit
+            learner.task_model().load_state_dict(self._good[0])
         xb, yb, it = self._bad_batch if (not validation and self._bad_batch) else (learner.xb, learner.yb, learner.iter)
         extra = on_non_finite(NonFiniteFinding(learner, what, where, xb, yb, it))
         what = f"{what} {where}" + (f"; {extra}" if extra else "")

@@ -67,9 +67,23 @@ class Recorder(Callback):
         total, n = self.learner.backend.all_reduce_sum(float(self._sum[training]), self._n[training])
         return total / n if n else math.nan
 
+    def _read_epoch(self) -> None:
+        """This epoch's two loss sums and its per-batch losses to the host in one read (one sync,
+        not three). float64 holds every float32 / bf16 / fp16 loss exactly: the same numbers."""
+        on_device = [k for k in (True, False) if torch.is_tensor(self._sum[k])]
+        parts = [self._sum[k].reshape(1) for k in on_device] + [_wide(p).reshape(1) for p in self._pending]
+        if not parts:
+            return
+        host = torch.cat(parts).tolist()
+        for i, k in enumerate(on_device):
+            self._sum[k] = host[i]
+        self._losses.extend(host[len(on_device):])
+        self._pending.clear()
+
     def after_epoch(self):
         from .metrics import Metrics
 
+        self._read_epoch()
         metrics = self.learner.cb(Metrics)
         row = {"epoch": len(self.history), "train_loss": self.phase_loss(True), "valid_loss": self.phase_loss(False)}
         row.update(metrics.values if metrics is not None else {})
