@@ -6,6 +6,7 @@
     python -m benchmarks.run --quick --only startup,import # a subset
     python -m benchmarks.run --quick --only deploy         # torch vs ONNX fp32 / int8 vs .pt2 (benchmarks/deploy.py)
     python -m benchmarks.run --quick --only folder         # a folder of JPEGs against the in-memory compute bound
+    python -m benchmarks.run --only folder --fastai-python "$FASTAIVENV/bin/python"  # fastai from a venv of its own
     python -m benchmarks.run --quick --only serve          # hotstart run / predict through hotstart serve (benchmarks/serve.py)
     python -m benchmarks.run --only timeseries             # series: hotstart vs a plain loop (benchmarks/timeseries.py)
 
@@ -52,7 +53,7 @@ QUICK = {
     "throughput_contenders": ("plain", "hotstart"),
     # JPEG files decoded every epoch (benchmarks/scripts/_data.py: folder_path); --quick: 300 files
     "folder": {"data": "folder", "n": 300, "size": 128, "epochs": 2, "bs": 32, "backbone": "resnet10t"},
-    "folder_contenders": ("plain", "hotstart", "lightning"),
+    "folder_contenders": ("plain", "hotstart", "fastai", "lightning"),
     "warmup_runs": {"cold": 1, "warm": 1, "eager": 1, "classes7": 1, "after_warmup": 1},
     # the whole built-in warmup takes 209 s of CPU time (1.4 GB peak) on 2 cores, measured with
     # `/usr/bin/time -v python -m hotstart.warmup --cache-dir $(mktemp -d)`: --quick runs only its resnet18 workload
@@ -240,17 +241,49 @@ def bench_fit(name, py, cfg, workload, contenders, have, log) -> dict:
     return {"workload": workload, "contenders": result, "notes": notes, "runs_each": cfg["runs"]}
 
 
-def bench_folder(py, cfg, have, log) -> dict:
+def hotstart_auto_workers(py) -> int:
+    """The DataLoader workers hotstart's ``num_workers="auto"`` starts on this machine for a
+    folder of JPEGs (learner/data.py: `workers_for_cores`); the other contenders get as many."""
+    code = "from hotstart.learner.data import usable_cores, workers_for_cores; print(workers_for_cores(usable_cores()))"
+    return int(subprocess.run([py, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout)
+
+
+def bench_folder(py, cfg, have, log, fastai_py=None) -> dict:
     """The folder of JPEGs: the contenders decode, resize and augment every epoch; "bound" is the
     plain loop on the same model and batches with the images decoded and resized once, in
-    memory, unaugmented (plain_fit.py --preload): the limit a pipeline can reach."""
+    memory, unaugmented (plain_fit.py --preload): the limit a pipeline can reach.
+
+    hotstart runs with its defaults (``num_workers="auto"``); plain, Lightning and fastai get
+    ``--workers`` = the number hotstart chooses here, so every pipeline has the same processes.
+    fastai may run from its own interpreter (`fastai_py`, a venv with fastai beside torch)."""
     workload = cfg["folder"]
+    fastai_py = fastai_py or py
+    have = {**have, "fastai": available(fastai_py)["fastai"]}
     names, notes = contender_set(cfg["folder_contenders"], have)
-    commands = {c: script_cmd(py, c, workload) for c in names}
+    workers = hotstart_auto_workers(py)
+    # the folder is written once, before any timing (scripts/_data.py: folder_path)
+    subprocess.run([py, "-c", f"import _data; _data.folder_path({workload['n']}, {workload.get('classes', 10)})"],
+                   cwd=SCRIPTS, check=True)
+    commands = {c: script_cmd(fastai_py if c == "fastai" else py, c, workload,
+                              *(() if c == "hotstart" else (f"--workers={workers}",))) for c in names}
     commands["bound"] = script_cmd(py, "plain", workload, "--preload")
     result = compare("folder", commands, cfg["runs"], log=log)
     add_ratios(result)
-    return {"workload": workload, "contenders": result, "notes": notes, "runs_each": cfg["runs"]}
+    add_bound_ratios(result)
+    used = {str(r["result"].get("num_workers")) for r in result.get("hotstart", {}).get("runs", []) if r.get("result")}
+    notes.append(f"workers: hotstart chose {sorted(used)} (training, validation); plain, lightning, fastai ran with --workers={workers}; "
+                 f"the bound reads tensors in the main process")
+    return {"workload": {**workload, "workers": workers}, "contenders": result, "notes": notes,
+            "runs_each": cfg["runs"]}
+
+
+def add_bound_ratios(result: dict) -> None:
+    """bound_ratio: each contender's steady img/s over the compute bound's (run-by-run median)."""
+    base_runs = result.get("bound", {}).get("runs", [])
+    for entry in result.values():
+        pairs = [(r, b) for r, b in zip(entry.get("runs", []), base_runs) if r["rc"] == 0 == b["rc"]
+                 and r.get("steady_ips") and b.get("steady_ips")]
+        entry["bound_ratio"] = statistics.median(r["steady_ips"] / b["steady_ips"] for r, b in pairs) if pairs else None
 
 
 def bench_warmup(py, cfg, have, log) -> dict:
@@ -457,6 +490,10 @@ def table(report) -> str:
                       for label, e in contenders.items() if label != BASELINE and e.get("paired_ratio")]
             if paired:
                 lines.append("  run-by-run ratios to plain (median): " + "; ".join(paired))
+            bound = [f"{label} {e['bound_ratio']:.2f}x" for label, e in contenders.items()
+                     if label != "bound" and e.get("bound_ratio") is not None]
+            if bound:
+                lines.append("  steady img/s over the compute bound's (run-by-run median): " + "; ".join(bound))
         for note in comp.get("notes", []):
             lines.append(f"  note: {note}")
     lines.append("\n== targets ==")
@@ -472,6 +509,8 @@ def retable(report) -> str:
     for name, comp in report["comparisons"].items():
         if name not in ("warmup", "import", "deploy"):
             add_ratios(comp["contenders"])
+        if name == "folder":
+            add_bound_ratios(comp["contenders"])
     if "import" in report["comparisons"]:
         add_import_extras(report["comparisons"]["import"]["contenders"])
     report["targets"] = check_targets(report)
@@ -483,6 +522,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller throughput workloads, fewer warmup runs")
     ap.add_argument("--python", default=sys.executable, help="interpreter the contenders run with")
+    ap.add_argument("--fastai-python", default=None,
+                    help="interpreter of the folder workload's fastai contender (default: --python), e.g. a venv "
+                         "made with --system-site-packages that adds fastai")
     ap.add_argument("--out", default=str(RESULTS / "latest.json"), help="where the JSON goes")
     ap.add_argument("--only", default="startup,throughput,warmup,import",
                     help="comma-separated subset of: startup, throughput (or throughput_digits, "
@@ -528,7 +570,7 @@ def main(argv=None) -> int:
             report["comparisons"][f"throughput_{key}"] = comp
     if "folder" in only:
         log("folder: JPEG files decoded every epoch, against the in-memory compute bound")
-        report["comparisons"]["folder"] = bench_folder(py, cfg, have, log)
+        report["comparisons"]["folder"] = bench_folder(py, cfg, have, log, fastai_py=args.fastai_python)
     if "warmup" in only:
         log("warmup: cold / warm compiled first epoch")
         report["comparisons"]["warmup"] = bench_warmup(py, cfg, have, log)

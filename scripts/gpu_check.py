@@ -490,7 +490,8 @@ CHECKS = (
 )
 
 
-def run_checks(checks, ctx: Context, out=sys.stdout) -> int:
+def run_checks(checks, ctx: Context, out=None) -> int:
+    out = sys.stdout if out is None else out  # looked up now: a caller may have redirected it
     failed = 0
     width = max(len(c.name) for c in checks)
     for c in checks:

@@ -26,6 +26,10 @@ def parse_args(argv=None):
     p.add_argument("--backbone", default="resnet18")
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--compile", action="store_true", help="hotstart only: tasklearner(compile=True)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="DataLoader worker processes (default: hotstart's own choice for hotstart, 0 for the others)")
+    p.add_argument("--persistent", action="store_true", help="persistent_workers=True (with --workers > 0)")
+    p.add_argument("--cache", default=None, help='hotstart only: tasklearner(cache=...), e.g. "resized"')
     return p.parse_args(argv)
 
 
@@ -151,6 +155,13 @@ def images_per_epoch(n, bs):
     """Images one epoch touches: full training batches (drop_last) + the whole validation set."""
     train, valid = split(n)
     return (len(train) // bs) * bs + len(valid)
+
+
+def loader_kwargs(args) -> dict:
+    """DataLoader worker arguments for the plain, Lightning and fastai contenders: `--workers`
+    (default 0) and `--persistent`, the same for every contender of a comparison."""
+    workers = args.workers or 0
+    return {"num_workers": workers, "persistent_workers": bool(args.persistent and workers)}
 
 
 def torchvision_datasets(args, images, labels, classes):

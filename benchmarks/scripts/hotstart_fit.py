@@ -31,10 +31,14 @@ else:
     images, labels, classes = _data.synthetic(args.n, args.image_size or args.size, args.classes)
     data = (images, labels)
     task = ImageClassificationSingle((Image(), Label(classes)), size=(args.size, args.size))
+options = {} if args.workers is None else {"num_workers": args.workers}  # default: hotstart's own choice
+if args.cache:
+    options["cache"] = args.cache
 learner = tasklearner(task, data, backbone=args.backbone, batch_size=args.bs, seed=0, progress=False,
-                      compile=args.compile, callbacks=[EpochEnd()])
+                      compile=args.compile, callbacks=[EpochEnd()], **options)
 mark("ready")
 learner.fit_one_cycle(args.epochs, lr_max=args.lr)
 mark("fit_end")
 last = learner.history[-1]
-result(accuracy=float(last.get("accuracy", float("nan"))), train_loss=float(last["train_loss"]))
+result(accuracy=float(last.get("accuracy", float("nan"))), train_loss=float(last["train_loss"]),
+       num_workers=[learner.train_loader.num_workers, learner.valid_loader.num_workers])

@@ -1,6 +1,6 @@
 """Lightning: a LightningModule around the same timm model, Trainer.fit, torchmetrics accuracy.
 
-Data, augmentation, optimizer and schedule are the plain loop's (see plain_fit.py).
+Data, augmentation, workers (`--workers`), optimizer and schedule are the plain loop's (see plain_fit.py).
 """
 from _milestones import EpochClock, mark, result
 import _data
@@ -56,8 +56,9 @@ class EpochEnd(pl.Callback):
         clock.epoch_end(per_epoch)
 
 
-train_dl = DataLoader(train_ds, batch_size=args.bs, shuffle=True, drop_last=True)
-valid_dl = DataLoader(valid_ds, batch_size=args.bs)
+workers = _data.loader_kwargs(args)
+train_dl = DataLoader(train_ds, batch_size=args.bs, shuffle=True, drop_last=True, **workers)
+valid_dl = DataLoader(valid_ds, batch_size=args.bs, **workers)
 module = Classifier(args.epochs * len(train_dl))
 trainer = pl.Trainer(max_epochs=args.epochs, accelerator="cpu", logger=False, enable_checkpointing=False,
                      enable_progress_bar=False, callbacks=[EpochEnd()])

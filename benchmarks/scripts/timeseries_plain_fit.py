@@ -1,11 +1,11 @@
 """A plain PyTorch loop on the series workload (scripts/_series.py): the floor hotstart is measured against."""
-from _milestones import EpochClock, mark, result
+from _milestones import mark, result
+from _plain_loop import fit
 import _series
 
 args = _series.parse_args()
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
 from hotstart.datasets.ts_format import read_ts  # the same file and model; nothing of the learner
@@ -24,26 +24,6 @@ train_dl = DataLoader(ds, batch_size=args.bs, shuffle=True, drop_last=True)
 valid_dl = DataLoader(ds, batch_size=args.bs)
 backbone = InceptionTime(1, nf=args.nf)
 model = torch.nn.Sequential(backbone, torch.nn.Linear(backbone.num_features, len(classes)))
-opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.99), eps=1e-5, weight_decay=0.01)
-sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * len(train_dl),
-                                            pct_start=0.25, div_factor=25.0, final_div_factor=1e5 / 25.0,
-                                            base_momentum=0.85, max_momentum=0.95)
-mark("ready")
-clock = EpochClock()
-for epoch in range(args.epochs):
-    model.train()
-    for xb, yb in train_dl:
-        loss = F.cross_entropy(model(xb), yb)
-        loss.backward()
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-    model.eval()
-    correct = total = 0
-    with torch.no_grad():
-        for xb, yb in valid_dl:
-            correct += (model(xb).argmax(1) == yb).sum().item()
-            total += len(yb)
-    clock.epoch_end(_series.series_per_epoch(len(ds), args.bs))
-mark("fit_end")
-result(accuracy=correct / total, train_loss=loss.item())
+accuracy, train_loss = fit(model, train_dl, valid_dl, epochs=args.epochs, lr=args.lr,
+                           images_per_epoch=_series.series_per_epoch(len(ds), args.bs))
+result(accuracy=accuracy, train_loss=train_loss)

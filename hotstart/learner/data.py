@@ -5,24 +5,44 @@ derived from (seed, epoch, index), so a sample's augmentation does not depend on
 process or in which order it is loaded: the same seed gives the same batches, bit for bit, with
 any `num_workers`.
 
-Pipeline choices for folders of JPEGs, measured (benchmarks/README.md, "Folder of JPEGs";
-2026-12-01, 2-core CPU shared with other jobs, load average ~11; one thread, the folder
-workload's 160x160 q90 files to a 128x128 uint8 tensor, best of 3 rounds of 300 files,
-``benchmarks/scripts/decode_jpeg.py``):
+Pipeline choices for folders of JPEGs, measured (benchmarks/README.md, "Folder of JPEGs"; the
+folder workload's 160x160 q90 JPEGs to 128x128, resnet10t, batch 32; 2026-12-01 on the 2-core CPU
+shared with other jobs, load average 5-14 as given; CPU ms are this process's, per image):
 
-- decoding: PIL (open, convert("RGB"), PILToTensor, Resize) 2.49 ms an image;
-  ``torchvision.io.decode_jpeg`` on the file's bytes, then Resize, 1.87 ms (25% less). Not
-  switched yet: the image block reads every format through PIL, and the change would need the
-  parity tests of the four preprocessing implementations (DESIGN.md) rerun; it is the first
-  candidate once decoding is shown to be the bottleneck of an epoch.
-- PIL's ``draft()``: 2.54 ms, no gain here: JPEG DCT scaling only shrinks by 1/2, 1/4 or 1/8,
-  so it helps only files at least twice the target size (not measured on such files yet).
-- ``num_workers`` stays 0 by default, persistent workers are not set, and resizing happens
-  where the encodings put it: none of these was measured against the alternatives yet.
+- where the time goes (``benchmarks/scripts/folder_profile.py``, load 9-14): per training image,
+  decoding 0.28 ms CPU, the augmentation (random resized crop, flip, rotate, lighting, collate)
+  6.6 ms, the model's step (forward, backward, AdamW) 106 ms. Loading is 6% of the CPU work, so
+  a pipeline reaches the compute bound when it loads *beside* the compute, not before it.
+- ``num_workers="auto"`` (`auto_num_workers`): the plain loop on 300 files, 2 epochs, its steady
+  epoch 71 s and 44 s with 0 workers, 35 s and 38 s with 1 (alternating, load 5.5-7.3); CPU time
+  62 s against 45 s: with loading in the main process, torch's compute threads wait (spinning)
+  while it decodes. So on 2 cores a folder gets 1 worker, and ``cores - 1`` (at most 8)
+  elsewhere. Loading that takes under `WORKER_WORTH_S` an epoch (in-memory images, tiny sets)
+  stays in the process: a worker costs ~0.1 s an epoch to start (a DataLoader over 64 items:
+  0.003 s in-process, 0.098 s with 1 worker, 0.188 s with 2).
+- persistent workers: not used. They would save that ~0.1 s a loader and an epoch (under 1% of
+  a 30 s epoch), and they keep the dataset copy of the epoch they started in, so every epoch
+  would repeat the first one's augmentations (``set_epoch`` sets the epoch before workers fork).
+- decoding: PIL 2.49 ms and ``torchvision.io.decode_jpeg`` 1.87 ms an image, decode + resize,
+  load ~11 (``benchmarks/scripts/decode_jpeg.py``). Kept on PIL: decoding is 0.3 of the 7 ms
+  loading costs here, the image block reads every format through PIL, and training must read a
+  file exactly as the deployed predictor does (`hotstart.predictor.load_image`).
+- PIL's ``draft()``: none at 160 -> 128 (2.54 against 2.49 ms: JPEG DCT scaling only halves,
+  quarters or eighths the size); on 640x640 q90 files 2.34 against 3.6 ms CPU with the resize
+  (draft shrinks to 160). Not used in `load_image`: it changes the pixels against the
+  predictor's full decode. Folders of large files use ``cache="resized"`` instead.
+- resizing before augmenting: already so. The training crop is one ``resized_crop`` from the
+  file's pixels to the task's size; flip, rotation and lighting then work at 128x128.
+- ``cache="resized"`` (hotstart/datasets/resized_cache.py, opt-in): here the copy is slower
+  (9.9 against 6.9 ms an image to load): a 128-pixel PNG decodes in 0.77 ms, the 160-pixel JPEG
+  in 0.28 ms, so it stays off by default. It pays for files several times the task's size: a
+  640x640 JPEG costs 3.6 ms CPU to decode and resize, every epoch.
 """
 from __future__ import annotations
 
 import contextlib
+import os
+import time
 
 import numpy as np
 import torch
@@ -75,19 +95,95 @@ def _one_intra_op_thread():
         torch.set_num_threads(saved)
 
 
-def make_loader(dataset: TaskDataset, *, batch_size: int, train: bool, num_workers: int = 0, seed: int = 0,
+WORKER_WORTH_S = 0.5
+"""`auto_num_workers` starts workers only when loading an epoch is estimated to take at least
+this long: starting a worker process costs ~0.1 s an epoch (forked anew each epoch; measured)."""
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 2) -> int:
+    """Worker processes for `dataset`, chosen from the cores and what a sample costs to load.
+
+    The cost is measured: the first `probe` samples are encoded (the last one timed, the first
+    pays one-time imports). When an epoch's estimate (cost x samples) is under
+    `WORKER_WORTH_S`, or there is one core, loading stays in the main process (0): in-memory
+    images encode in well under a millisecond, and a worker would cost more than it saves.
+    Otherwise ``cores - 1`` workers, at most 8: the model's own threads keep the main process
+    busy, and a worker per remaining core overlaps the decoding with the compute. A sample that
+    fails to load gives 0: the loop then reports the error in the main process, naming it."""
+    cores = usable_cores() if cores is None else int(cores)
+    n = len(dataset)
+    if cores < 2 or n == 0:
+        return 0
+    cost = 0.0
+    try:
+        with _one_intra_op_thread():  # as the main process loads a batch (TaskDataset.__getitems__)
+            for i in range(min(probe, n)):
+                t0 = time.perf_counter()
+                dataset[i]
+                cost = time.perf_counter() - t0
+    except Exception:  # noqa: BLE001 - reported, with the sample's name, when the loop reads it
+        return 0
+    if cost * n < WORKER_WORTH_S:
+        return 0
+    return workers_for_cores(cores)
+
+
+def workers_for_cores(cores: int) -> int:
+    """Workers when loading is worth them: one per core beside the main process's, at most 8."""
+    return max(0, min(int(cores) - 1, 8))
+
+
+class AutoWorkersLoader(DataLoader):
+    """A DataLoader for ``num_workers="auto"``: the count is chosen (`auto_num_workers`) when the
+    loader is first read, not when it is built, so that building a learner reads no sample
+    (a bad file is reported when the loop reads it). Until then `num_workers` is 0."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.workers_chosen = False
+
+    def choose_workers(self) -> int:
+        """Choose the count now (once); returns it."""
+        if not self.workers_chosen:
+            self.workers_chosen = True
+            workers = auto_num_workers(self.dataset)
+            if workers:
+                self.prefetch_factor = 2  # DataLoader's own default with workers (None without)
+                self.num_workers = workers
+        return self.num_workers
+
+    def __iter__(self):
+        self.choose_workers()
+        return super().__iter__()
+
+
+def make_loader(dataset: TaskDataset, *, batch_size: int, train: bool, num_workers: int | str = 0, seed: int = 0,
                 pin_memory: bool = False) -> DataLoader:
     """Training: shuffled by a seeded generator, `drop_last` (stable shapes for compiled models,
-    no size-1 batch for BatchNorm) unless the set is smaller than one batch. Validation: neither."""
+    no size-1 batch for BatchNorm) unless the set is smaller than one batch. Validation: neither.
+    ``num_workers="auto"``: an `AutoWorkersLoader`. Workers are not persistent: each epoch's
+    workers are forked after `set_epoch`, so they encode with that epoch's augmentation seed
+    (persistent workers would keep the first epoch's copy of the dataset, and its augmentations)."""
     n = len(dataset)
     if n == 0:
         raise UsageError(f"the {'training' if train else 'validation'} set is empty")
-    return DataLoader(
+    auto = num_workers == "auto"
+    if not auto and (not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0):
+        raise UsageError(f"num_workers must be a non-negative int or \"auto\", got {num_workers!r}")
+    return (AutoWorkersLoader if auto else DataLoader)(
         dataset,
         batch_size=batch_size,
         shuffle=train,
         drop_last=train and n >= batch_size,
-        num_workers=num_workers,
+        num_workers=0 if auto else num_workers,
         generator=torch_generator(seed),
         pin_memory=pin_memory,
         persistent_workers=False,
@@ -148,6 +244,8 @@ def shard_loader(loader: DataLoader, *, rank: int, world_size: int) -> DataLoade
     """A copy of `loader` that reads only this process's shard (a `ShardSampler`); the batch
     size stays per process, so the global batch is ``world_size * batch_size``."""
     train = isinstance(loader.sampler, torch.utils.data.RandomSampler)
+    if isinstance(loader, AutoWorkersLoader):
+        loader.choose_workers()  # the shard's copy needs the count (this runs at setup, when fitting)
     sampler = ShardSampler(len(loader.dataset), rank, world_size, shuffle=train)
     shard = DataLoader(loader.dataset, batch_size=loader.batch_size, sampler=sampler,
                        drop_last=loader.drop_last and len(sampler) >= (loader.batch_size or 1),

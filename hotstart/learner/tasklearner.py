@@ -7,7 +7,9 @@ Which part of hotstart owns each argument (read this before adding one):
 | task                   | tasks/                  | encodings, head, loss, metrics, decoding             |
 | data, validdata        | datasets/ (containers)  | raw samples: ``(inputs, targets)`` or a dataset      |
 | valid_pct, seed        | datasets/ split_random  | the random split when no validdata / folder split    |
-| batch_size, num_workers| learner/data.py         | DataLoaders (seeded shuffle, drop_last in training)  |
+| batch_size, num_workers| learner/data.py         | DataLoaders (seeded shuffle, drop_last in training); |
+|                        |                         | num_workers "auto": from the cores and sample cost   |
+| cache                  | datasets/resized_cache  | "resized": image files read from a copy at the size  |
 | backbone, model,       | models/ (factory.py)    | timm name / nn.Module / small CNN, + task head;      |
 | pretrained             |                         | pretrained stats replace the task's normalization    |
 | layers, ps, emb_drop   | models/tabular.py       | tables: MLP widths, dropouts, embedding dropout      |
@@ -35,9 +37,9 @@ from .callbacks.device import ToDevice
 def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, valid_pct: float = 0.2,
                 layers=None, ps=None, emb_drop=None,
                 validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
-                seed: int | None = None, num_workers: int = 0, compile=False, device=None, precision=None,
+                seed: int | None = None, num_workers: int | str = "auto", compile=False, device=None, precision=None,
                 pretrained: bool = False, progress: bool = True, wd: float = 0.01, devices=None, strategy=None,
-                num_nodes=None, sync_bn: bool = False):
+                num_nodes=None, sync_bn: bool = False, cache: str | None = None):
     from .backend import make_backend
     from .compiling import maybe_compile
     from .data import TaskDataset, make_loader
@@ -61,6 +63,13 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         stats = timm_stats(backbone, getattr(task.encoded_blocks()[0], "channels", 3))
         if stats is not None:
             task = task.with_stats(*stats)
+
+    if cache is not None:  # image files read from a copy at the task's size (datasets/resized_cache.py)
+        from ..datasets.resized_cache import cache_data
+
+        size = getattr(task.encoded_blocks()[0], "size", None)
+        data = None if data is None else cache_data(data, cache, size, argument="data")
+        validdata = None if validdata is None else cache_data(validdata, cache, size, argument="validdata")
 
     train = valid = None
     if data is not None:

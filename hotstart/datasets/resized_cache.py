@@ -1,0 +1,155 @@
+"""``cache="resized"``: train on image files through a copy reduced to the task's size, made once.
+
+Why: every epoch decodes every file again. For files near the task's size (a 160x160 JPEG for a
+128x128 task) that is cheap (~0.4 ms), and the copy does not pay (benchmarks/README.md, "Folder
+of JPEGs"); for photographs several times larger, decoding and shrinking the original costs far
+more than decoding a copy at the task's size, and the copy is made once for all epochs and runs.
+
+The copy of each image is the smallest that still covers the task's (H, W) with its aspect ratio
+kept (scale ``max(H / h, W / w)``), resized with torchvision's antialiased bilinear kernel, the
+one the image encodings use, and stored as PNG (lossless: the copy is exactly that resize).
+Images no larger than that are not copied: their original file is read. The copy is read through
+`load_image`, like the originals, so it goes through the same checks.
+
+Where: ``<the datasets cache>/resized/<source>-<key>/`` (download.py's `data_dir`: platformdirs'
+user cache, ``HOTSTART_DATA_DIR`` overrides it, as for downloaded datasets). `key` is a digest of the size, this format's version and,
+for every file in order, its absolute path, byte size and modification time: a changed, added or
+removed file, or another size, gives another key, so a stale copy is never read. `source` is a
+digest of the files' common folder: once a new copy of a folder is complete, its older copies
+(other keys) are removed.
+
+Written once and atomically: the files go into a temporary folder beside the target, each
+fsync'd, and the folder is renamed into place (the commit step of hotstart/atomic_folder.py, for
+a folder whose name is new, so it never has to be swapped). A reader sees a complete copy or
+none; two processes building the same copy both finish, and the second one's is discarded.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..errors import UsageError
+from .containers import Data, as_data, mapobs
+from .images import load_image
+
+__all__ = ["CACHE_KINDS", "cache_data", "cache_root", "resized_copy", "resized_size"]
+
+CACHE_KINDS = ("resized",)
+FORMAT_VERSION = 1
+
+
+def cache_root() -> Path:
+    """The datasets cache's ``resized`` folder (download.py's `data_dir`: ``$HOTSTART_DATA_DIR``,
+    else ``platformdirs.user_cache_dir("hotstart")/datasets``)."""
+    from .download import data_dir
+
+    return data_dir() / "resized"
+
+
+def resized_size(hw, size) -> tuple[int, int] | None:
+    """(H, W) of the smallest aspect-kept copy of an (h, w) image that covers `size`, or None
+    when the image is not larger than that (it is read as it is)."""
+    h, w = hw
+    scale = max(size[0] / h, size[1] / w)
+    if scale >= 1.0:
+        return None
+    new = (max(int(size[0]), round(h * scale)), max(int(size[1]), round(w * scale)))
+    return None if new == (h, w) else new
+
+
+def cache_data(data, cache: str, size, *, argument: str = "data") -> Data:
+    """`data` (image files: `ImageFolders` / `ImageTable` data) read through a cached copy at `size`.
+
+    Raises `UsageError` naming `argument` when `cache` is unknown, the task has no image size,
+    or the inputs are not image files read by `load_image`."""
+    if cache not in CACHE_KINDS:
+        raise UsageError(f"cache={cache!r} is not known; use one of {list(CACHE_KINDS)} or None")
+    if size is None:
+        raise UsageError(f'cache="resized" needs a task whose images have a size (ImageClassificationSingle(size=...))')
+    data = as_data(data)
+    inputs = data.inputs
+    if not (isinstance(inputs, mapobs) and inputs.f is load_image
+            and all(isinstance(p, (str, os.PathLike)) for p in inputs.container)):
+        raise UsageError(f'cache="resized": {argument} must hold image files (from ImageFolders or ImageTable); '
+                         f"its inputs are {inputs!r}")
+    paths = resized_copy([os.fspath(p) for p in inputs.container], size)
+    return Data(mapobs(load_image, paths), data.targets, data.splits)
+
+
+def resized_copy(paths, size, *, root: str | os.PathLike | None = None) -> list[str]:
+    """For each image file of `paths`, the file to read instead: its copy at `size` (H, W) in the
+    cache (built now if missing or stale), or the file itself when it is not larger."""
+    size = (int(size[0]), int(size[1]))
+    paths = [os.path.abspath(p) for p in paths]
+    root = Path(root) if root is not None else cache_root()
+    source, key = _digests(paths, size)
+    folder = root / f"{source}-{key}"
+    index = folder / "index.json"
+    if not index.is_file():
+        _build(paths, size, folder)
+        _prune(root, source, keep=folder.name)
+    names = json.loads(index.read_text())
+    return [p if name is None else str(folder / name) for p, name in zip(paths, names)]
+
+
+def _digests(paths, size) -> tuple[str, str]:
+    common = os.path.commonpath(paths) if paths else ""
+    source = hashlib.sha256(common.encode()).hexdigest()[:12]
+    h = hashlib.sha256(json.dumps({"size": size, "version": FORMAT_VERSION}).encode())
+    for p in paths:
+        st = os.stat(p)  # a missing file: FileNotFoundError naming it, as reading it would
+        h.update(f"\0{p}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return source, h.hexdigest()[:24]
+
+
+def _build(paths, size, folder: Path) -> None:
+    import torch
+    import torchvision.transforms.v2.functional as F
+
+    from ..atomic import fsync_dir
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.parent))
+    try:
+        names = []
+        with torch.inference_mode():
+            for i, p in enumerate(paths):
+                image = load_image(p)
+                new = resized_size((image.height, image.width), size)
+                if new is None:
+                    names.append(None)
+                    continue
+                pixels = F.resize(F.pil_to_tensor(image), list(new), antialias=True)
+                name = f"{i:07d}.png"
+                _write_fsynced(tmp / name, F.to_pil_image(pixels), image.mode)
+                names.append(name)
+        (tmp / "index.json").write_text(json.dumps(names))
+        with open(tmp / "index.json", "rb+") as f:
+            os.fsync(f.fileno())
+        fsync_dir(tmp)
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # another process committed the same copy first: it is the same, keep it
+            if not (folder / "index.json").is_file():
+                raise
+        fsync_dir(folder.parent)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _write_fsynced(path: Path, image, mode: str) -> None:
+    with open(path, "wb") as f:
+        image.convert(mode).save(f, format="PNG")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _prune(root: Path, source: str, keep: str) -> None:
+    """Older copies of the same folder (another key): stale once a new copy is complete."""
+    for other in root.glob(f"{source}-*"):
+        if other.name != keep and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)
