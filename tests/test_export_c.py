@@ -11,6 +11,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import torch
 
 CFLAGS = ["-std=c99", "-Wall", "-Werror", "-O2"]
 
@@ -127,8 +128,14 @@ def test_resnet10t_class_model_at_32x32_agrees_with_onnxruntime(digits, tmp_path
 
     data, blocks = digits
     task = ImageClassificationSingle(blocks, size=(32, 32), augment={"flip": 0.0})
-    net = ResNet(BasicBlock, [1, 1, 1, 1], num_classes=0, in_chans=1, stem_width=8, stem_type="deep_tiered",
-                 avg_down=True, channels=(16, 32, 64, 128))
+    # timm draws the initial weights from the global RNG, whose state here depends on the tests
+    # before this one: a fixed seed, restored after. (CI drew an init whose logits differed from
+    # onnxruntime's by 3 steps on one image: one-step float32 rounding differences inside
+    # onnxruntime's fused kernels grow through the residual adds; labels stayed equal.)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        net = ResNet(BasicBlock, [1, 1, 1, 1], num_classes=0, in_chans=1, stem_width=8, stem_type="deep_tiered",
+                     avg_down=True, channels=(16, 32, 64, 128))
     learner = tasklearner(task, data.subset(list(range(600))), backbone=net, seed=0, valid_pct=0.2, progress=False)
     learner.fit_one_cycle(1, 3e-3)
     int8 = tmp_path / "resnet-int8.onnx"
