@@ -148,16 +148,23 @@ def dequantize_qdq(model):
         return model
     clip_at = dict(clips)
     kept = [clip_at[i] if i in clip_at else n for i, n in enumerate(nodes) if i not in drop or i in clip_at]
-    kept = [type(n).FromString(n.SerializeToString()) for n in kept]  # copies: cleared below
-    del graph.node[:]
-    graph.node.extend(kept)
-    graph.initializer.extend(new_inits)
-    used = {i for n in graph.node for i in n.input}
-    keep_inits = [t for t in graph.initializer if t.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(keep_inits)
+    replace_nodes(graph, kept, new_inits)
     del graph.value_info[:]  # shapes and int8 types of removed values: inferred again below
     return model
+
+
+def replace_nodes(graph, nodes, new_initializers) -> None:
+    """Make `nodes` the graph's nodes (copied first: some of them may be the graph's own, which
+    clearing would invalidate), add `new_initializers`, and drop every initializer that no node
+    reads any more. The one rewrite step of `dequantize_qdq` and `restore_batchnorm`."""
+    nodes = [type(n).FromString(n.SerializeToString()) for n in nodes]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    graph.initializer.extend(new_initializers)
+    used = {i for n in graph.node for i in n.input}
+    keep = [t for t in graph.initializer if t.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(keep)
 
 
 def _representable_range(quant, inits) -> tuple[float, float]:
@@ -258,14 +265,7 @@ def restore_batchnorm(model, path, mode: str = "folded", seed: int = 0) -> int:
         kept.append(batchnorm)
         restored += 1
     if restored:
-        kept = [type(n).FromString(n.SerializeToString()) for n in kept]  # copies: graph.node is cleared below
-        del graph.node[:]
-        graph.node.extend(kept)
-        graph.initializer.extend(new_inits)
-        used = {i for n in graph.node for i in n.input}
-        keep_inits = [t for t in graph.initializer if t.name in used]
-        del graph.initializer[:]
-        graph.initializer.extend(keep_inits)
+        replace_nodes(graph, kept, new_inits)
     return restored
 
 
