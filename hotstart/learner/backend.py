@@ -13,6 +13,8 @@ import os
 
 import torch
 
+from ..gc_pause import import_paused
+
 
 class PlainBackend:
     """One process, one device, full precision: no Fabric needed."""
@@ -65,7 +67,7 @@ class FabricBackend:
     """Lightning Fabric: accelerator, devices, strategy and precision as Fabric understands them."""
 
     def __init__(self, accelerator="auto", devices=1, strategy="auto", precision="32-true", num_nodes=1):
-        from lightning_fabric import Fabric
+        Fabric = import_paused("lightning_fabric").Fabric  # hotstart/gc_pause.py
 
         self.fabric = Fabric(accelerator=accelerator, devices=devices, strategy=strategy, precision=precision,
                              num_nodes=num_nodes)
