@@ -2,7 +2,8 @@
 and combined, for one model; and the digits' accuracy after a fixed budget in fp32 and bf16-mixed.
 
     python benchmarks/scripts/precision_cpu.py --backbone resnet10t --size 128 --bs 32 --steps 6 --rounds 2
-    python benchmarks/scripts/precision_cpu.py --backbone resnet18 --size 128 --bs 32 --steps 4 --rounds 2 --no-digits
+    python benchmarks/scripts/precision_cpu.py --backbone resnet18 --size 128 --bs 32 --steps 4 --rounds 2 --digits-steps 0
+    python benchmarks/scripts/precision_cpu.py --digits-only --digits-seeds 3   # accuracy only, 3 seeds
 
 One process, the configurations alternate (A B C D A B C D ...), 2 untimed steps each time a
 configuration starts; reports each one's best round (img/s) and its ratio to fp32. bf16-mixed is
@@ -59,7 +60,12 @@ def main():
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--no-compile", action="store_true", help="leave out the torch.compile configurations")
     p.add_argument("--digits-steps", type=int, default=150, help="0: no digits accuracy")
+    p.add_argument("--digits-seeds", type=int, default=1, help="seeds 0..N-1 of the digits accuracy (split, init, batches)")
+    p.add_argument("--digits-only", action="store_true", help="only the digits accuracy (no speed table)")
     args = p.parse_args()
+    if args.digits_only:
+        print(json.dumps({"flags": cpu_flags(), "args": vars(args), "digits_accuracy": digits_table(args)}))
+        return
     g = torch.Generator().manual_seed(0)
     x = torch.randn(args.bs, 3, args.size, args.size, generator=g)
     y = torch.randint(0, 10, (args.bs,), generator=g)
@@ -90,9 +96,14 @@ def main():
     out = {"flags": cpu_flags(), "threads": torch.get_num_threads(), "args": vars(args),
            "img_per_s": best, "ratio_to_fp32": {k: v / best["fp32"] for k, v in best.items()}, "compile_s": compile_s}
     if args.digits_steps:
-        out["digits_accuracy"] = {name: digits_accuracy(bf16, args.digits_steps) for name, bf16 in
-                                  (("fp32", False), ("bf16-mixed", True))}
+        out["digits_accuracy"] = digits_table(args)
     print(json.dumps(out))
+
+
+def digits_table(args) -> dict:
+    """{"fp32": [accuracy per seed], "bf16-mixed": [...]} over seeds 0..digits_seeds-1."""
+    return {name: [digits_accuracy(bf16, args.digits_steps, seed=seed) for seed in range(args.digits_seeds)]
+            for name, bf16 in (("fp32", False), ("bf16-mixed", True))}
 
 
 def digits_accuracy(bf16: bool, steps: int, bs: int = 32, seed: int = 0) -> float:

@@ -14,6 +14,7 @@ import os
 import torch
 
 from ..gc_pause import import_paused
+from .precision import auto_precision
 
 
 class PlainBackend:
@@ -169,6 +170,9 @@ def launched_processes() -> tuple[int, int] | None:
 def make_backend(accelerator=None, devices=None, strategy=None, precision=None, num_nodes=None):
     """Pick the backend: a GPU when one is there (unless told otherwise), Fabric when it is needed.
 
+    ``precision="auto"`` becomes bf16-mixed on hardware with bf16 units, else fp32
+    (learner/precision.py, with the measurements); ``None`` is fp32.
+
     Several processes: ``devices=2`` (and ``strategy="ddp"``, the default then) re-launches the
     script; under torchrun or SLURM the launcher's process count is used (`launched_processes`)."""
     launched = launched_processes()
@@ -183,6 +187,8 @@ def make_backend(accelerator=None, devices=None, strategy=None, precision=None, 
     if acc == "gpu":
         acc = "cuda"
     precision = str(precision) if precision is not None else "32-true"
+    if precision == "auto":  # bf16 mixed precision where there are bf16 units (learner/precision.py)
+        precision = auto_precision(acc)
     simple = (acc == "cpu" and precision in ("32-true", "32") and devices in (None, 1)
               and strategy in (None, "auto") and (num_nodes or 1) == 1)
     if simple:

@@ -24,6 +24,8 @@ Which part of hotstart owns each argument (read this before adding one):
 | seed                   | learner/rng.py          | model init, shuffling, augmentation, dropout         |
 
 Arguments left at ``None`` fall back to the owner's default, so a CLI can pass every option.
+``precision=None`` is fp32; ``precision="auto"`` is bf16-mixed on CPUs with AMX or AVX-512 BF16
+units and on bf16-capable GPUs, fp32 elsewhere (learner/precision.py, with the measurements).
 """
 from __future__ import annotations
 
