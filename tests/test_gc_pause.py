@@ -7,18 +7,19 @@ import pytest
 
 from hotstart.gc_pause import gc_paused, import_paused
 
-MODULE = '''
+N_NODES = 30 * gc.get_threshold()[0]  # ~30 young collections' worth of allocations, whatever the threshold
+MODULE = f'''
 class Node:
     def __init__(self):
         self.me = self  # a cycle: only the cyclic collector can free it
-NODES = [Node() for _ in range(20000)]
+NODES = [Node() for _ in range({N_NODES})]
 MARKER = Node()
 '''
 
 
 @pytest.fixture
 def fresh_module(tmp_path, monkeypatch):
-    """A module not imported yet that allocates 20,000 container objects, as a library's import does."""
+    """A module not imported yet that allocates many container objects, as a library's import does."""
     name = f"hotstart_gc_probe_{tmp_path.name.replace('-', '_')}"
     (tmp_path / f"{name}.py").write_text(MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -44,7 +45,7 @@ def test_no_collection_runs_during_the_import_and_its_objects_land_in_the_oldest
         during = list(counts)
     finally:
         gc.callbacks.remove(callback)
-    assert during == []  # 20,000 allocations would otherwise run ~28 young collections
+    assert during == []  # the control below shows the same import collecting
     assert gc.isenabled()
     assert gc.get_freeze_count() == 0
     oldest = gc.get_objects(generation=2)
@@ -86,6 +87,39 @@ def test_someone_elses_frozen_objects_stay_frozen(fresh_module):
         assert gc.isenabled()
     finally:
         gc.unfreeze()
+
+
+def test_a_freeze_made_by_the_import_itself_is_left_alone(tmp_path, monkeypatch):
+    (tmp_path / "hotstart_gc_freezer.py").write_text("import gc\nKEEP = [object()]\ngc.freeze()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        import_paused("hotstart_gc_freezer")
+        assert gc.get_freeze_count() > 0  # not undone by the pause's own freeze + unfreeze
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        sys.modules.pop("hotstart_gc_freezer", None)
+
+
+def test_pauses_in_two_threads_restore_once_both_end():
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+
+    def other():
+        with gc_paused():
+            inside.set()
+            release.wait(10)
+
+    t = threading.Thread(target=other)
+    t.start()
+    inside.wait(10)
+    with gc_paused():
+        pass
+    assert not gc.isenabled()  # the other thread's pause is still open
+    release.set()
+    t.join(10)
+    assert gc.isenabled()
 
 
 def test_cyclic_garbage_made_in_the_pause_is_still_collected(fresh_module):

@@ -6,7 +6,7 @@ import torch.nn as nn
 
 from hotstart import ImageClassificationSingle, tasklearner
 from hotstart.learner.backend import make_backend
-from hotstart.learner.precision import BF16_CPU_FLAGS, auto_precision, cpu_flags, cpu_has_bf16_units
+from hotstart.learner.precision import auto_precision, cpu_flags, cpu_has_bf16_units
 
 X86_HEAD = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\n"
 
@@ -52,16 +52,16 @@ def test_cuda_follows_the_device_bf16_support():
     assert auto_precision("mps") == "32-true"
 
 
-def test_this_machine_reads_its_own_flags():
-    """The real /proc/cpuinfo: the choice agrees with the flags found there."""
-    flags = cpu_flags()
-    expected = "bf16-mixed" if any(f in flags for f in BF16_CPU_FLAGS) else "32-true"
-    assert auto_precision("cpu") == expected
+@pytest.mark.parametrize("flags, backend_name", [(frozenset({"avx512_bf16"}), "FabricBackend"),
+                                                  (frozenset({"avx2"}), "PlainBackend")])
+def test_the_backend_follows_the_choice(monkeypatch, flags, backend_name):
+    """make_backend(precision="auto") asks the flags (here given), and builds Fabric's bf16-mixed
+    backend or the plain fp32 one."""
+    monkeypatch.setattr("hotstart.learner.precision.cpu_flags", lambda cpuinfo="/proc/cpuinfo": flags)
     backend = make_backend(accelerator="cpu", precision="auto")
-    if expected == "bf16-mixed":
-        assert type(backend).__name__ == "FabricBackend" and backend.precision == "bf16-mixed"
-    else:
-        assert type(backend).__name__ == "PlainBackend"
+    assert type(backend).__name__ == backend_name
+    if backend_name == "FabricBackend":
+        assert backend.precision == "bf16-mixed"
 
 
 def test_no_precision_is_fp32_without_fabric():
@@ -71,7 +71,8 @@ def test_no_precision_is_fp32_without_fabric():
 
 def test_auto_trains_digits_in_bf16_when_the_cpu_has_bf16_units(digits, monkeypatch, tmp_path):
     """Through Fabric's bf16-mixed plugin: the layers compute in bf16, the weights stay fp32, and
-    the digits are learned. The CPU's flags are given (a file), so the test runs on any x86 CPU."""
+    the digits are learned. The CPU's flags are given (`cpu_flags` replaced), so the test runs
+    on any x86 CPU (torch emulates bf16 where there are no bf16 units)."""
     monkeypatch.setattr("hotstart.learner.precision.cpu_flags",
                         lambda cpuinfo="/proc/cpuinfo": frozenset({"avx512_bf16"}))
     data, blocks = digits

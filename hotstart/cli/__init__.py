@@ -16,7 +16,6 @@ import os
 import sys
 
 from ..errors import HotstartError
-from ..gc_pause import import_paused
 
 # What a user's input can cause: hotstart's own errors, and paths that are not there, not
 # readable or not writable (their messages name the path). Printed as one line; anything else
@@ -50,7 +49,7 @@ def main(argv=None) -> int:
         if served is not None:
             return served
     args = build_parser().parse_args(argv)
-    module = import_paused(f"{__name__}.{COMMANDS[args.command]}")  # hotstart/gc_pause.py
+    module = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}")
     try:
         return module.run(args)
     except KeyboardInterrupt:

@@ -301,8 +301,9 @@ def _last_epoch_weights():
             self.state, self.n_epochs, self.n_losses = None, 0, 0
 
         def after_epoch(self):
-            model = self.learner.task_model()
-            self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+            from ..learner.state_copy import copy_state
+
+            self.state = copy_state(self.learner.task_model().state_dict(), self.state, device="cpu")
             self.n_epochs, self.n_losses = len(self.learner.history), len(self.learner.recorder.losses)
 
         def restore(self, learner) -> None:

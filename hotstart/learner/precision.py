@@ -22,7 +22,8 @@ mixed precision changes the numbers. Predictions made under it differ from an fp
 from the ONNX / ``.pt2`` exports, which run in fp32) by bf16's rounding, about 3 significant
 digits; a user comparing against a reference asks for it knowingly. ``"auto"`` is that request.
 It runs through Lightning Fabric's precision plugin (learner/backend.py), like any other
-precision, so it also costs the ~1 s of importing Fabric at start-up.
+precision, so it also costs the ~1 s of importing Fabric at start-up. Across processes each one
+reads its own CPU's flags: on machines with different CPUs, give the precision explicitly.
 """
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def auto_precision(accelerator: str, *, cuda_bf16: bool | None = None, cpuinfo: 
         if cuda_bf16 is None:
             import torch
 
-            cuda_bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+            # bf16 in hardware (Ampere and later), not torch's emulation on older cards (T4, V100)
+            cuda_bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False))
         return "bf16-mixed" if cuda_bf16 else "32-true"
     if accelerator == "cpu":
         return "bf16-mixed" if cpu_has_bf16_units(cpuinfo) else "32-true"

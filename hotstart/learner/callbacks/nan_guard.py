@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import torch
 
 from ...errors import HotstartError, UsageError
+from ..state_copy import copy_state
 from .base import Callback
 
 
@@ -91,27 +92,6 @@ def on_non_finite(finding: NonFiniteFinding) -> str:
                                      "valid_loss": math.nan, "stopped": "non-finite",
                                      "nonfinite_origin": origin.as_dict()})
     return f"{origin}"
-
-
-def copy_state(state: dict, into: dict | None = None, *, device=None) -> dict:
-    """A copy of `state` (a state dict) on `device` (default: each tensor where it is), written into
-    the tensors of `into` (an earlier copy) when keys, shapes, dtypes and devices still match, else
-    fresh. Why reuse: a fresh copy of resnet18 (45 MB) every epoch is memory the allocator takes
-    from the OS and gives back each time, and the page faults showed (startup workload, one epoch:
-    ~160-200k minor faults with fresh copies against ~50-100k in the plain loop). A model whose
-    tensors change shape between copies (a QAT observer growing from one scale to one per channel)
-    gets fresh ones."""
-    with torch.no_grad():
-        if into is not None and into.keys() == state.keys() and all(
-                into[k].shape == t.shape and into[k].dtype == t.dtype
-                and into[k].device == (t.device if device is None else torch.device(device))
-                for k, t in state.items()):
-            for k, t in state.items():
-                into[k].copy_(t.detach())
-            return into
-        if device is None:
-            return {k: t.detach().clone() for k, t in state.items()}
-        return {k: t.detach().to(device, copy=True) for k, t in state.items()}
 
 
 def _finite_norm(tensors, device) -> torch.Tensor:
