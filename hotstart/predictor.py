@@ -460,8 +460,9 @@ def read_image_file(path):
                 problem = decompression_bomb_problem(img.width, img.height)
                 if problem:
                     raise ImageInputError(f"{path}: cannot load image ({problem})")
-                img.load()
-                return upright(img) if img.getexif() else img.copy()  # a new image, detached from `f`
+                img.load()  # the pixels are in memory now: the image no longer reads `f`
+                # no copy to detach it: a copy cost 0.1 ms of the folder workload's ~1.5 ms an image
+                return upright(img)
         except MemoryError:
             raise
         except ImageInputError:
@@ -500,7 +501,7 @@ def load_image(x):
     problem = pil_image_problem(x)
     if problem:
         raise ImageInputError(f"{where}: {problem}" if where else problem)
-    return to_l_or_rgb(upright(x))
+    return to_l_or_rgb(x if where is not None else upright(x))  # read_image_file made a file upright
 
 
 # --- resizing: torchvision's antialiased bilinear on uint8, exactly ------------------------------

@@ -40,7 +40,9 @@ def deployed(tmp_path_factory, digits):
     root = tmp_path_factory.mktemp("deploy")
     task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
     learner = tasklearner(task, data, seed=0, valid_pct=0.2, progress=False)
-    learner.fit_one_cycle(1, 3e-3)
+    # 2 epochs: after 1, seeds 0-4 end at 0.81-0.95 validation accuracy (0.80 in a test run),
+    # a coin toss against the 0.8 below; after 2 at 0.958-0.972 (measured)
+    learner.fit_one_cycle(2, 3e-3)
     learner.save(root / "run" / "model")
     report = learner.export(root / "digits.onnx")
     valid = learner.valid_loader.dataset

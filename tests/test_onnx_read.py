@@ -97,12 +97,14 @@ def test_the_read_backbone_fine_tunes_on_digits_as_the_torch_original(narrow_res
             assert float((backbone.eval()(x) - original(x)).abs().max()) <= 1e-5, name
         task = ImageClassificationSingle(blocks, size=(32, 32), augment={"flip": 0.0})
         learner = tasklearner(task, data, backbone=backbone, seed=0, progress=False, batch_size=32, valid_pct=0.5)
-        learner.fit_one_cycle(2, 1e-2)
+        # 4 epochs: the torch original ends at 0.85-0.93 over tasklearner seeds 0-5; after 2 it
+        # spread over 0.44-0.79, and the threshold below was a draw of the augmentation's pixels
+        learner.fit_one_cycle(4, 1e-2)
         results[name] = (learner.validate()["accuracy"], [row["train_loss"] for row in learner.recorder.history])
     (torch_acc, torch_loss), (read_acc, read_loss) = results["torch"], results["from_onnx"]
-    assert torch_acc >= 0.7 and abs(read_acc - torch_acc) <= 0.01, results  # measured: 0.7933 both
+    assert torch_acc >= 0.7 and abs(read_acc - torch_acc) <= 0.01, results
     assert np.allclose(read_loss, torch_loss, rtol=1e-3), results
-    # without the batch norms put back it does not train alike (measured: 0.27)
+    # without the batch norms put back it does not train alike (measured: 0.54 against 0.89)
     assert results["folded"][0] < torch_acc - 0.2, results
 
 

@@ -434,13 +434,16 @@ def test_served_and_direct_training_and_prediction_are_bit_identical(served, tmp
     both: conftest's and OMP_NUM_THREADS=1), which spares the test a cold start."""
     images = _tiny_folder(tmp_path / "images")
     served_before = status(served)["served"]
-    runs = {}
+    runs, stderrs = {}, {}
     for mode, extra in (("served", []), ("direct", ["--no-server"])):
         out = tmp_path / mode
         proc = hotstart(served, "train", str(images), *extra, "--epochs", "1", "--size", "8", "8", "--batch-size", "4",
                         "--seed", "3", "--out", str(out), "--no-progress", timeout=600)
-        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        # stderr: nothing, or the training hint (3 steps of batch 4 may not reach its 0.9 accuracy)
+        assert proc.returncode == 0 and all(line.startswith("hint: ") for line in proc.stderr.splitlines()), proc.stderr
         runs[mode] = (out, proc.stdout)
+        stderrs[mode] = proc.stderr
+    assert stderrs["served"] == stderrs["direct"]
     assert status(served)["served"] == served_before + 1  # --no-server did not go through the server
     (a, out_a), (b, out_b) = runs["served"], runs["direct"]
     assert (a / "model" / "weights.safetensors").read_bytes() == (b / "model" / "weights.safetensors").read_bytes()

@@ -165,10 +165,12 @@ def test_keypoints_learn_predict_and_round_trip(disc_data, tmp_path):
     task = ImageKeypointRegression(blocks, size=(16, 16))
     learner = tasklearner(task, data, seed=0, batch_size=32, progress=False)
     before = learner.validate()["mean_distance"]
-    learner.fit_one_cycle(4, 1e-2)
+    learner.fit_one_cycle(6, 1e-2)
     after = learner.validate()
     assert set(after) == {"loss", "mean_distance"}
-    # 320 training images at 16x16, 4 epochs: a guess at the centre is ~3.5 px off on average
+    # 320 training images at 16x16, 6 epochs: a guess at the centre is ~3.5 px off on average.
+    # Seeds 0-7 end at 0.44-1.18 px after 6 epochs; after 4 they spread over 0.58-3.48 (measured),
+    # so 4 epochs made the threshold a draw of the seed.
     assert after["mean_distance"] < 2.0 and after["mean_distance"] < before / 2, (before, after)
 
     big = data[0][5].resize((48, 32))  # 3x wider, 2x taller: the points come back in its pixels

@@ -113,7 +113,7 @@ class ProjectiveTransforms(Encoding):
             out[i] = plain.to(torch.float32) - 0.5 if isinstance(blocks[i], Keypoints) else plain
         return out
 
-    # --- augmentation: parameters from rng, kernels from torchvision ---------------------------
+    # --- augmentation: parameters from rng, kernels from torchvision (two from image_kernels) ------
     def _augment(self, items, canvas, rng: np.random.Generator):
         import torchvision.transforms.v2.functional as F
         from torchvision import tv_tensors
@@ -129,15 +129,40 @@ class ProjectiveTransforms(Encoding):
             # the mirror image of x is W - x, hence the + 1
             items = [_flip_edge_keypoints(t) if isinstance(t, tv_tensors.KeyPoints) else F.horizontal_flip(t)
                      for t in items]
-        if o["max_rotate"] > 0:
-            angle = float(rng.uniform(-o["max_rotate"], o["max_rotate"]))
-            items = [F.rotate(t, angle) for t in items]
+        angle = float(rng.uniform(-o["max_rotate"], o["max_rotate"])) if o["max_rotate"] > 0 else None
+        lighting = None
         if o["max_lighting"] > 0:
             brightness = float(1.0 + rng.uniform(-o["max_lighting"], o["max_lighting"]))
             contrast = float(1.0 + rng.uniform(-o["max_lighting"], o["max_lighting"]))
-            items = [F.adjust_contrast(F.adjust_brightness(t, brightness), contrast)
-                     if isinstance(t, tv_tensors.Image) else t for t in items]
-        return items
+            lighting = (brightness, contrast)
+        return [_rotate_and_light(t, angle, lighting) for t in items]
+
+
+def _rotate_and_light(t, angle: float | None, lighting: tuple[float, float] | None):
+    """One item after the crop and flip: rotated by `angle` (None: not rotated) and, for images,
+    lit by ``(brightness, contrast)``. Images and masks go through `image_kernels` in float, once
+    converted and rounded back once (a measured 0.6 ms an image less than torchvision's kernels,
+    hotstart/encodings/image_kernels.py); keypoints through torchvision's rotation."""
+    import torch
+    import torchvision.transforms.v2.functional as F
+    from torchvision import tv_tensors
+
+    from .image_kernels import adjust_lighting, rotate_nearest
+
+    if isinstance(t, tv_tensors.KeyPoints):
+        return F.rotate(t, angle) if angle is not None else t
+    lit = lighting if isinstance(t, tv_tensors.Image) else None
+    if angle is None and lit is None:
+        return t
+    x = t.as_subclass(torch.Tensor)
+    y = x if x.is_floating_point() else x.to(torch.float32)
+    if angle is not None:
+        y = rotate_nearest(y, angle)
+    if lit is not None:
+        y = adjust_lighting(y if y is not x else y.clone(), *lit, bound=1.0 if x.is_floating_point() else 255.0)
+    if not x.is_floating_point():
+        y = y.round_().to(x.dtype)
+    return tv_tensors.wrap(y, like=t)
 
 
 def _resample(t) -> dict:
