@@ -83,7 +83,10 @@ def test_someone_elses_frozen_objects_stay_frozen(fresh_module):
         frozen = gc.get_freeze_count()
         assert frozen > 0
         import_paused(fresh_module)
-        assert gc.get_freeze_count() == frozen
+        # an unfreeze would empty the permanent generation (count 0); the count may still fall by
+        # a few when other threads of the test process free frozen objects meanwhile (seen: -2 of
+        # 1.4 million in a full-suite run), so not an exact equality
+        assert gc.get_freeze_count() >= 0.99 * frozen
         assert gc.isenabled()
     finally:
         gc.unfreeze()

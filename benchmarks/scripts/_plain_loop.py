@@ -24,19 +24,31 @@ def fit(model, train_dl, valid_dl, *, epochs: int, lr: float, images_per_epoch: 
     correct = total = 0
     loss = torch.tensor(float("nan"))
     for _ in range(epochs):
-        model.train()
-        for xb, yb in train_dl:
-            loss = F.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-        model.eval()
-        correct = total = 0
-        with torch.no_grad():
-            for xb, yb in valid_dl:
-                correct += (model(xb).argmax(1) == yb).sum().item()
-                total += len(yb)
+        correct, total, loss = one_epoch(model, opt, train_dl, valid_dl, sched=sched)
         clock.epoch_end(images_per_epoch)
     mark("fit_end")
     return correct / max(total, 1), float(loss.item())
+
+
+def one_epoch(model, opt, train_dl, valid_dl, *, sched=None):
+    """One epoch of the plain loop: the training batches (cross-entropy, `opt`, `sched` if any),
+    then validation; returns (correct, total, last training loss)."""
+    import torch
+    import torch.nn.functional as F
+
+    loss = torch.tensor(float("nan"))
+    model.train()
+    for xb, yb in train_dl:
+        loss = F.cross_entropy(model(xb), yb)
+        loss.backward()
+        opt.step()
+        if sched is not None:
+            sched.step()
+        opt.zero_grad(set_to_none=True)
+    model.eval()
+    correct = total = 0
+    with torch.no_grad():
+        for xb, yb in valid_dl:
+            correct += (model(xb).argmax(1) == yb).sum().item()
+            total += len(yb)
+    return correct, total, loss

@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import _data  # noqa: E402
+from _plain_loop import one_epoch  # noqa: E402
 
 ROUNDS = int(os.environ.get("AB_ROUNDS", 6))
 
@@ -27,7 +28,6 @@ def main():
     args = _data.parse_args()
     import timm
     import torch
-    import torch.nn.functional as F
     from torch.utils.data import DataLoader
 
     from hotstart import Image, ImageClassificationSingle, Label, datasets, tasklearner
@@ -50,16 +50,7 @@ def main():
     learner = tasklearner(task, data, backbone=args.backbone, batch_size=args.bs, seed=0, progress=False)
 
     def plain_epoch():
-        model.train()
-        for xb, yb in train_dl:
-            loss = F.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-        model.eval()
-        with torch.no_grad():
-            for xb, yb in valid_dl:
-                (model(xb).argmax(1) == yb).sum().item()
+        one_epoch(model, opt, train_dl, valid_dl)
 
     def loaders(*dls):
         def run():

@@ -1,23 +1,25 @@
-"""Two augmentation kernels written here because torchvision's cost the folder workload 10 %.
+"""Two augmentation kernels written here: torchvision's were most of the folder workload's loading.
 
 The training loader's worker spends its CPU beside the model's threads, on 2 cores: every
 millisecond it takes is a millisecond a compute thread waits. On the folder workload (160x160
 JPEGs to 128x128, `benchmarks/scripts/folder_profile.py`) the augmentation was the largest part
-of loading, and two torchvision kernels most of it (one thread, a 3 x 128 x 128 uint8 image,
-2026-12-02, quiet cores, ``/tmp``-free microbenchmark described in benchmarks/README.md):
+of loading, and two torchvision kernels most of it. One thread, a 3 x 128 x 128 uint8 image, CPU
+ms a call (``cd benchmarks/scripts && python augment_kernels.py --size 128 --n 400 --rounds 3``,
+2026-12-02, load average 0.75, the contenders alternating):
 
-- ``F.rotate`` 0.37 ms, of which 0.22 ms build the sampling grid as a (H*W x 3) @ (3 x 2)
-  ``bmm``; the same grid from two broadcast multiply-adds takes 0.05 ms, and the whole rotation
-  0.15 ms, with the same pixels (`rotate_nearest`);
-- ``F.adjust_brightness`` then ``F.adjust_contrast`` on uint8: 0.22 ms (each converts to float
-  and back); the same arithmetic on the float image the rotation already made: 0.07 ms
-  (`adjust_lighting`).
+- ``F.rotate``: 0.47 ms; it builds the sampling grid as a (H*W x 3) @ (3 x 2) ``bmm``, which
+  alone took 0.22 of its 0.37 ms in a profile. `rotate_nearest`, the same grid from two broadcast
+  multiply-adds, with the float conversion and the rounding back: 0.19 ms, the same pixels;
+- ``F.adjust_brightness`` then ``F.adjust_contrast`` on uint8 (each converts to float and back):
+  0.21 ms; `adjust_lighting` on the float image, conversion and rounding included: 0.14 ms;
+- both, as the augmentation runs them: 0.78 ms against 0.26 ms (3.0x).
 
 Both keep torchvision's definitions, so a test holds them equal to torchvision on float images:
 the rotation is ``F.rotate(image, angle)`` (nearest neighbour, about the centre, zeros outside);
 the lighting is brightness (``x * b``, clamped) then contrast (blend with the mean of the ITU-R
-601 luminance, clamped). The only difference on uint8 images is rounding: torchvision truncates
-to uint8 after each step, the caller here rounds once at the end.
+601 luminance, clamped). On uint8 images the results differ by rounding only (at most 2 levels,
+tested): torchvision truncates to uint8 after each step and floors the luminance before its mean,
+the caller here rounds once at the end.
 """
 from __future__ import annotations
 

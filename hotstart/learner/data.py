@@ -13,6 +13,13 @@ shared with other jobs, load average 5-14 as given; CPU ms are this process's, p
   decoding 0.28 ms CPU, the augmentation (random resized crop, flip, rotate, lighting, collate)
   6.6 ms, the model's step (forward, backward, AdamW) 106 ms. Loading is 6% of the CPU work, so
   a pipeline reaches the compute bound when it loads *beside* the compute, not before it.
+- the augmentation's kernels (2026-12-02, quiet cores): torchvision's rotation and lighting
+  were most of the augmentation, and hotstart/encodings/image_kernels.py computes them 3.0x
+  faster with the same definitions (0.26 against 0.78 ms an image). ``folder_profile.py``
+  before and after, alternating, 3 rounds (load 0.8-1.4): loading and augmenting 2.63, 2.17,
+  2.73 ms CPU an image before, 2.02, 1.64, 2.00 after; the model's step 44-55 ms CPU; loading's
+  share of the CPU 4.5-5.4 % before, 3.5-4.3 % after. That share is what the worker takes from
+  the compute threads, hence what hotstart stays below the compute bound.
 - ``num_workers="auto"`` (`auto_num_workers`): the plain loop on 300 files, 2 epochs, its steady
   epoch 71 s and 44 s with 0 workers, 35 s and 38 s with 1 (alternating, load 5.5-7.3); CPU time
   62 s against 45 s: with loading in the main process, torch's compute threads wait (spinning)
