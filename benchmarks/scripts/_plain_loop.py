@@ -8,12 +8,9 @@ epoch is the training batches, then validation accuracy; `EpochClock` marks each
 from _milestones import EpochClock, mark
 
 
-def fit(model, train_dl, valid_dl, *, epochs: int, lr: float, images_per_epoch: int, before_fit=None):
-    """Train `model` for `epochs`; returns (validation accuracy, last training loss).
-
-    `before_fit` runs after the "ready" milestone, before the first batch (e.g. a profiler's start)."""
+def fit(model, train_dl, valid_dl, *, epochs: int, lr: float, images_per_epoch: int):
+    """Train `model` for `epochs`; returns (validation accuracy, last training loss)."""
     import torch
-    import torch.nn.functional as F
 
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.99), eps=1e-5, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * len(train_dl),
