@@ -1,25 +1,34 @@
-"""The folder of JPEGs, epoch against epoch in one process: hotstart, the plain loop, the bound.
+"""The folder of JPEGs, epoch against epoch in one process: hotstart, the plain loop, the bound
+(and, with ``--also lightning,fastai``, those two).
 
     cd benchmarks/scripts && python folder_ab.py --data folder --n 2000 --size 128 --bs 32 \\
-        --backbone resnet10t --workers 1 --epochs 4
+        --backbone resnet10t --workers 1 --epochs 4 [--also lightning,fastai]
 
 `python -m benchmarks.run --only folder` runs each contender in its own process, minutes apart;
 on this shared machine, whose speed drifts by up to 40 % within half an hour, two runs of one
 contender there differ by up to 30 %. Here the three contenders alternate single epochs (training
 batches, then validation) inside one process, so the epochs compared are seconds apart, and the
 ratios are the medians of per-round ratios over `--epochs` rounds (after one untimed warm-up
-round):
+round; the order turns by one each round, so that no contender always runs right after the same one):
 
 - hotstart: ``tasklearner`` on ``datasets.ImageFolders`` with its defaults (it chooses its
   workers), one ``learner.fit(1)`` a round;
 - plain: torchvision's ``ImageFolder`` way (`_data.torchvision_datasets`: the same augmentation
   written with ``transforms.v2``) in a DataLoader with `--workers` workers;
 - bound: the plain loop's model, batch size and batch count on tensors decoded and resized once
-  (validation's transforms), in the main process: what the model alone costs.
+  (validation's transforms), in the main process: what the model alone costs;
+- lightning (``--also``): lightning_fit.py's LightningModule on the plain loop's DataLoaders, a
+  new ``Trainer(max_epochs=1)`` a round (a Trainer's one-off setup is in its epoch, as
+  ``learner.fit(1)``'s is in hotstart's);
+- fastai (``--also``): fastai_fit.py's ``ImageDataLoaders.from_folder`` + ``vision_learner``,
+  ``learn.fit(1)`` a round, its loaders with `--workers` workers. fastai is not a hotstart
+  dependency: run this script with an interpreter that has it (benchmarks/README.md's
+  ``$FASTAIVENV``).
 
 Every contender has its own resnet, the same AdamW settings as the plain loop (a constant
 learning rate `--lr`: the schedule does not change the cost of a step). Prints one JSON line.
 """
+import argparse
 import json
 import statistics
 import sys
@@ -32,7 +41,13 @@ from _plain_loop import one_epoch  # noqa: E402
 
 
 def main():
-    args = _data.parse_args()
+    extra = argparse.ArgumentParser(add_help=False)
+    extra.add_argument("--also", default="", help="more contenders, comma-separated: lightning, fastai")
+    more, rest = extra.parse_known_args()
+    also = [a for a in more.also.split(",") if a]
+    if set(also) - {"lightning", "fastai"}:
+        raise SystemExit(f"--also: lightning and/or fastai, got {more.also!r}")
+    args = _data.parse_args(rest)
     import timm
     import torch
     from torch.utils.data import DataLoader, TensorDataset
@@ -72,13 +87,19 @@ def main():
         return len(learner.train_loader) * args.bs + len(learner.valid_loader.dataset)
 
     contenders = {"hotstart": hotstart, "plain": plain, "bound": bound}
+    if "lightning" in also:
+        contenders["lightning"] = lightning_contender(args, len(classes), train_ds, valid_ds, workers)
+    if "fastai" in also:
+        contenders["fastai"] = fastai_contender(args, workers)
     for fn in contenders.values():
         fn()  # untimed: first-epoch costs (allocations, worker imports) out of the way
     ips = {name: [] for name in contenders}
     loads = []
-    for _ in range(args.epochs):
+    names = list(contenders)
+    for r in range(args.epochs):
         loads.append(open("/proc/loadavg").read().split()[0])
-        for name, fn in contenders.items():
+        for name in names[r % len(names):] + names[:r % len(names)]:  # each contender leads a round in turn
+            fn = contenders[name]
             t = time.perf_counter()
             n = fn()
             ips[name].append(n / (time.perf_counter() - t))
@@ -86,12 +107,74 @@ def main():
     def paired(a, b):
         return round(statistics.median(x / y for x, y in zip(ips[a], ips[b])), 3)
 
-    out = {"args": {k: v for k, v in vars(args).items()}, "rounds": args.epochs, "load_at_round_start": loads,
+    out = {"over_bound": {k: paired(k, "bound") for k in ips}, "over_plain": {k: paired(k, "plain") for k in ips},
+           "args": {k: v for k, v in vars(args).items()}, "rounds": args.epochs, "load_at_round_start": loads,
            "num_workers": [learner.train_loader.num_workers, learner.valid_loader.num_workers],
            "img_per_s": {k: [round(v, 2) for v in vs] for k, vs in ips.items()},
            "hotstart_over_bound": paired("hotstart", "bound"), "plain_over_bound": paired("plain", "bound"),
            "hotstart_over_plain": paired("hotstart", "plain")}
     print(json.dumps(out))
+
+
+def lightning_contender(args, n_classes, train_ds, valid_ds, loader_kwargs):
+    """lightning_fit.py's module (cross-entropy, torchmetrics accuracy) at a constant `--lr`."""
+    import pytorch_lightning as pl
+    import timm
+    import torch
+    import torch.nn.functional as F
+    import torchmetrics
+    from torch.utils.data import DataLoader
+
+    class Classifier(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.model = timm.create_model(args.backbone, num_classes=n_classes, in_chans=3)
+            self.acc = torchmetrics.Accuracy(task="multiclass", num_classes=n_classes)
+
+        def training_step(self, batch, _):
+            xb, yb = batch
+            loss = F.cross_entropy(self.model(xb), yb)
+            self.log("train_loss", loss)
+            return loss
+
+        def validation_step(self, batch, _):
+            xb, yb = batch
+            self.acc(self.model(xb), yb)
+            self.log("accuracy", self.acc, on_epoch=True)
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=args.lr, betas=(0.9, 0.99), eps=1e-5, weight_decay=0.01)
+
+    module = Classifier()
+    train_dl = DataLoader(train_ds, batch_size=args.bs, shuffle=True, drop_last=True,
+                          generator=torch.Generator().manual_seed(0), **loader_kwargs)
+    valid_dl = DataLoader(valid_ds, batch_size=args.bs, **loader_kwargs)
+
+    def epoch():
+        trainer = pl.Trainer(max_epochs=1, accelerator="cpu", logger=False, enable_checkpointing=False,
+                             enable_progress_bar=False, enable_model_summary=False)
+        trainer.fit(module, train_dl, valid_dl)
+        return len(train_dl) * args.bs + len(valid_ds)
+    return epoch
+
+
+def fastai_contender(args, loader_kwargs):
+    """fastai_fit.py's loaders and learner on the same folder, ``learn.fit(1)`` at a constant `--lr`."""
+    from fastai.vision.all import (ImageDataLoaders, Normalize, RandomResizedCrop, accuracy, aug_transforms,
+                                   imagenet_stats, vision_learner)
+
+    batch_tfms = [*aug_transforms(max_rotate=10.0, max_zoom=1.0, max_lighting=0.2, max_warp=0.0),
+                  Normalize.from_stats(*imagenet_stats)]
+    dls = ImageDataLoaders.from_folder(_data.folder_path(args.n, args.classes), valid_pct=0.2, seed=0,
+                                       item_tfms=RandomResizedCrop(args.size, min_scale=0.7), batch_tfms=batch_tfms,
+                                       bs=args.bs, num_workers=loader_kwargs["num_workers"], device="cpu")
+    learn = vision_learner(dls, args.backbone, pretrained=False, metrics=accuracy)
+
+    def epoch():
+        with learn.no_bar(), learn.no_logging():
+            learn.fit(1, args.lr)
+        return len(dls.train) * args.bs + len(dls.valid_ds)
+    return epoch
 
 
 if __name__ == "__main__":
