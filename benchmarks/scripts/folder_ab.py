@@ -119,33 +119,12 @@ def main():
 def lightning_contender(args, n_classes, train_ds, valid_ds, loader_kwargs):
     """lightning_fit.py's module (cross-entropy, torchmetrics accuracy) at a constant `--lr`."""
     import pytorch_lightning as pl
-    import timm
     import torch
-    import torch.nn.functional as F
-    import torchmetrics
     from torch.utils.data import DataLoader
 
-    class Classifier(pl.LightningModule):
-        def __init__(self):
-            super().__init__()
-            self.model = timm.create_model(args.backbone, num_classes=n_classes, in_chans=3)
-            self.acc = torchmetrics.Accuracy(task="multiclass", num_classes=n_classes)
+    from _lightning_module import Classifier
 
-        def training_step(self, batch, _):
-            xb, yb = batch
-            loss = F.cross_entropy(self.model(xb), yb)
-            self.log("train_loss", loss)
-            return loss
-
-        def validation_step(self, batch, _):
-            xb, yb = batch
-            self.acc(self.model(xb), yb)
-            self.log("accuracy", self.acc, on_epoch=True)
-
-        def configure_optimizers(self):
-            return torch.optim.AdamW(self.parameters(), lr=args.lr, betas=(0.9, 0.99), eps=1e-5, weight_decay=0.01)
-
-    module = Classifier()
+    module = Classifier(args.backbone, n_classes, lr=args.lr)
     train_dl = DataLoader(train_ds, batch_size=args.bs, shuffle=True, drop_last=True,
                           generator=torch.Generator().manual_seed(0), **loader_kwargs)
     valid_dl = DataLoader(valid_ds, batch_size=args.bs, **loader_kwargs)
