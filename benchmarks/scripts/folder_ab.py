@@ -1,5 +1,5 @@
 """The folder of JPEGs, epoch against epoch in one process: hotstart, the plain loop, the bound
-(and, with ``--also lightning,fastai``, those two).
+(and, with ``--also lightning,fastai,twin``, those and a second plain loop).
 
     cd benchmarks/scripts && python folder_ab.py --data folder --n 2000 --size 128 --bs 32 \\
         --backbone resnet10t --workers 1 --epochs 4 [--also lightning,fastai]
@@ -20,6 +20,8 @@ round; the order turns by one each round, so that no contender always runs right
 - lightning (``--also``): lightning_fit.py's LightningModule on the plain loop's DataLoaders, a
   new ``Trainer(max_epochs=1)`` a round (a Trainer's one-off setup is in its epoch, as
   ``learner.fit(1)``'s is in hotstart's);
+- twin (``--also``): a second plain loop, its own model, the same code: how far apart two identical
+  contenders come out, the noise floor of every other ratio;
 - fastai (``--also``): fastai_fit.py's ``ImageDataLoaders.from_folder`` + ``vision_learner``,
   ``learn.fit(1)`` a round, its loaders with `--workers` workers. fastai is not a hotstart
   dependency: run this script with an interpreter that has it (benchmarks/README.md's
@@ -42,11 +44,11 @@ from _plain_loop import one_epoch  # noqa: E402
 
 def main():
     extra = argparse.ArgumentParser(add_help=False)
-    extra.add_argument("--also", default="", help="more contenders, comma-separated: lightning, fastai")
+    extra.add_argument("--also", default="", help="more contenders, comma-separated: lightning, fastai, twin")
     more, rest = extra.parse_known_args()
     also = [a for a in more.also.split(",") if a]
-    if set(also) - {"lightning", "fastai"}:
-        raise SystemExit(f"--also: lightning and/or fastai, got {more.also!r}")
+    if set(also) - {"lightning", "fastai", "twin"}:
+        raise SystemExit(f"--also: any of lightning, fastai, twin, got {more.also!r}")
     args = _data.parse_args(rest)
     import timm
     import torch
@@ -91,6 +93,8 @@ def main():
         contenders["lightning"] = lightning_contender(args, len(classes), train_ds, valid_ds, workers)
     if "fastai" in also:
         contenders["fastai"] = fastai_contender(args, workers)
+    if "twin" in also:
+        contenders["twin"] = plain_contender(train_ds, valid_ds, workers)
     for fn in contenders.values():
         fn()  # untimed: first-epoch costs (allocations, worker imports) out of the way
     ips = {name: [] for name in contenders}
