@@ -2,7 +2,7 @@
 (and, with ``--also lightning,fastai,twin``, those and a second plain loop).
 
     cd benchmarks/scripts && python folder_ab.py --data folder --n 2000 --size 128 --bs 32 \\
-        --backbone resnet10t --workers 1 --epochs 4 [--also lightning,fastai]
+        --backbone resnet10t --workers 1 --epochs 4 [--also lightning,fastai,twin]
 
 `python -m benchmarks.run --only folder` runs each contender in its own process, minutes apart;
 on this shared machine, whose speed drifts by up to 40 % within half an hour, two runs of one
