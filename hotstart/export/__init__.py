@@ -9,6 +9,8 @@ ExecuTorch .pte (fp32 or int8, see pte.py) and int8 from quantization-aware trai
     learner.quantize("pte", qat_epochs=1).export("digits-qat.pte")
     learner.export("digits-web", format="web", vendor=None)  # a static page (see web.py)
     learner.export("digits.c", format="c")                # C for microcontrollers (see c/)
+    learner.export("digits-int8.tflite", quantize="int8")  # LiteRT / TF Lite Micro (see tflite.py)
+    learner.export("digits.vmfb")                         # IREE, compiled for this CPU (see iree.py)
 
 Every destination is checked before the export's work starts (destination.py). The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
 (numpy + pillow + onnxruntime) or a C++ program can use them without hotstart.
@@ -22,7 +24,9 @@ from .onnx import ExportError, ExportReport
 
 __all__ = ["export", "ExportError", "ExportReport"]
 
-FORMATS = ("onnx", "pt2", "pte", "web", "c")
+FORMATS = ("onnx", "pt2", "pte", "web", "c", "tflite", "iree")
+# the suffix of each file format (web and c write folders)
+SUFFIXES = {".onnx": "onnx", ".pt2": "pt2", ".pte": "pte", ".c": "c", ".tflite": "tflite", ".vmfb": "iree"}
 
 
 def export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
@@ -30,9 +34,9 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
     """Export `learner` to `path`; `format` defaults from the suffix (.onnx / .pt2 / .pte)."""
     path = Path(path)
     if format is None:
-        format = {".onnx": "onnx", ".pt2": "pt2", ".pte": "pte", ".c": "c"}.get(path.suffix.lower())
+        format = SUFFIXES.get(path.suffix.lower())
         if format is None:
-            raise UsageError(f"export: cannot tell the format from {path.name!r}; pass format='onnx', 'pt2' or 'pte'")
+            raise UsageError(f"export: cannot tell the format from {path.name!r}; pass format= one of {FORMATS}")
     if format not in FORMATS:
         raise UsageError(f"export: format must be one of {FORMATS}, got {format!r}")
     if quantize not in (None, "int8"):
@@ -65,6 +69,23 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         from .pte import export_pte
 
         return export_pte(learner, path, **kwargs)
+    if format == "tflite":
+        check_file_destination(path, "export path")
+        if quantize == "int8":  # PT2E post-training int8 (litert-torch's quantizer), calibrated on training samples
+            from .qat import quantize_learner
+
+            return quantize_learner(learner, "tflite", qat_epochs=0, calibrate=calibrate).export(path)
+        from .tflite import export_tflite
+
+        return export_tflite(learner, path, **kwargs)
+    if format == "iree":
+        if quantize is not None:
+            raise UsageError("export: quantize='int8' is for format='onnx', 'pte', 'tflite' or 'c'; the IREE export "
+                             "is fp32")
+        check_file_destination(path, "export path")
+        from .iree import export_iree
+
+        return export_iree(learner, path, **kwargs)
     if format == "pt2":
         if quantize is not None:
             raise UsageError("export: quantize='int8' is for format='onnx' or 'pte'")

@@ -16,6 +16,8 @@ target     quantizer                                    runs in
 ``onnx``   torchao's ``X86InductorQuantizer`` (uint8     onnxruntime, through ``torch.onnx.export``
            activations, int8 per-channel weights: the    (dynamo) as a QDQ graph (export/qat.py)
            U8S8 pattern onnxruntime's x86 kernels take)
+``tflite`` litert-torch's ``PT2EQuantizer`` (symmetric   LiteRT and TF Lite Micro (export/tflite.py):
+           int8 per-channel weights, int8 activations)  int8 kernels, int8 input and output
 =========  ===========================================  ==========================================
 
 torchao's module-swap API (``quantize_`` with ``QATConfig``) covers linear and embedding layers
@@ -26,7 +28,10 @@ from __future__ import annotations
 
 from ..errors import UsageError
 
-TARGETS = ("pte", "onnx")
+TARGETS = ("pte", "onnx", "tflite")
+# litert-torch reads the int8 weights as quantize ops on float constants: folding them into int8
+# constants (torchao's default) fails in its converter ("operand #0 must be ... quantized values")
+FOLD_QUANTIZE = {"pte": True, "onnx": True, "tflite": False}
 
 
 def make_quantizer(target: str, qat: bool):
@@ -41,6 +46,10 @@ def make_quantizer(target: str, qat: bool):
             X86InductorQuantizer, get_default_x86_inductor_quantization_config)
 
         return X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=qat))
+    if target == "tflite":
+        from litert_torch.quantize.pt2e_quantizer import PT2EQuantizer, get_symmetric_quantization_config
+
+        return PT2EQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True, is_qat=qat))
     raise UsageError(f"quantize: target must be one of {TARGETS}, got {target!r}")
 
 
@@ -75,13 +84,13 @@ def calibrate(prepared, batches) -> None:
             prepared(x)
 
 
-def convert(prepared):
+def convert(prepared, target: str = "pte"):
     """The prepared (trained or calibrated) model with its fake quantizers turned into int8
-    quantize / dequantize ops, in eval mode."""
+    quantize / dequantize ops, in eval mode, in the form `target`'s exporter reads."""
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e
 
     prepared.eval()
-    quantized = _train_eval(convert_pt2e(prepared))
+    quantized = _train_eval(convert_pt2e(prepared, fold_quantize=FOLD_QUANTIZE[target]))
     quantized.eval()  # torchao's eval() returns None, unlike a module's
     quantized.training = False  # and leaves the flag as it was (torch.onnx.export warns on it)
     return quantized

@@ -6,6 +6,7 @@
     q.export("digits-qat.pte")                              # ExecuTorch, XNNPACK int8
     learner.quantize("onnx", qat_epochs=1).export("digits-qat.onnx")  # QDQ ONNX for predictor.py
     learner.quantize("pte", qat_epochs=0)                   # post-training: calibration only
+    learner.quantize("tflite", qat_epochs=1).export("digits-qat.tflite")  # LiteRT / TF Lite Micro int8
 
 Why a step after training, not ``fit_one_cycle(..., qat=True)``: QAT is a short fine-tuning of a
 model that already works in fp32 (the recipe of PyTorch's and torchao's QAT guides; fake
@@ -44,8 +45,9 @@ class QuantizedModel:
         return evaluator.validate()
 
     def export(self, path, *, batch_size: int = 1, opset: int | None = None):
-        """Write the int8 model: a ``.pte`` (target "pte", static `batch_size`) or a QDQ ``.onnx``
-        (target "onnx", dynamic batch), with the task's metadata; returns the ExportReport, whose
+        """Write the int8 model: a ``.pte`` (target "pte", static `batch_size`), a QDQ ``.onnx``
+        (target "onnx", dynamic batch) or a ``.tflite`` (target "tflite", one input per call), with
+        the task's metadata; returns the ExportReport, whose
         difference is measured against this int8 torch model."""
         from pathlib import Path
 
@@ -58,6 +60,10 @@ class QuantizedModel:
 
             return write_pte(self.model, self.learner.task, path, batch_size=batch_size, quantization=self.how,
                              tolerance=None)
+        if self.target == "tflite":
+            from .tflite import write_tflite
+
+            return write_tflite(self.model, self.learner.task, path, quantization=self.how, tolerance=None)
         from .onnx import write_onnx
 
         return write_onnx(self.model, self.learner.task, path, tolerance=None, opset=opset,
@@ -99,7 +105,7 @@ def quantize_learner(learner, target: str = "pte", *, qat_epochs: int = 1, lr_ma
         prepared = pt2e.prepare(model, example, target, qat=True)
         history = _train(learner, prepared, int(qat_epochs), lr_max, callbacks, fit_kwargs)
         how = f"int8 PT2E quantization-aware training ({target}), {int(qat_epochs)} epoch(s) at lr_max={lr_max:g}"
-    return QuantizedModel(learner, pt2e.convert(prepared), target, how, history)
+    return QuantizedModel(learner, pt2e.convert(prepared, target), target, how, history)
 
 
 def _train(learner, prepared, epochs: int, lr_max: float, callbacks, fit_kwargs) -> list:
