@@ -70,6 +70,30 @@ def digits_small(digits):
     return data.subset(list(range(200))), blocks
 
 
+@pytest.fixture(scope="session")
+def digits_micro(digits):
+    """The microcontroller-sized digits model, trained once per session and shared by the exports
+    that run it elsewhere (the C export, LiteRT, TF Lite Micro, IREE): SmallCNN widths 8-16-32
+    (``smallcnn_micro``, ~18 k parameters) at 16x16, 2 epochs, seed 0, train's default split (359
+    validation digits). Tests must not train it further."""
+    from hotstart import ImageClassificationSingle, tasklearner
+
+    data, blocks = digits
+    task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
+    learner = tasklearner(task, data, backbone="smallcnn_micro", seed=0, valid_pct=0.2, progress=False)
+    learner.fit_one_cycle(2, 1e-2)
+    return learner
+
+
+@pytest.fixture(scope="session")
+def digits_micro_int8(digits_micro, tmp_path_factory):
+    """`digits_micro` quantized by onnxruntime (int8 QDQ .onnx, 256 training images): the int8
+    reference the C export converts and the other int8 runtimes are compared with."""
+    path = tmp_path_factory.mktemp("digits-micro") / "digits-int8.onnx"
+    digits_micro.export(path, quantize="int8", measure=False)
+    return path
+
+
 @pytest.fixture
 def small_task(digits_small):
     from hotstart import ImageClassificationSingle

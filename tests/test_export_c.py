@@ -1,7 +1,8 @@
 """The C export (hotstart/export/c): int8 C that equals onnxruntime, on the host and on an emulated Cortex-M4.
 
-One small digits model (SmallCNN widths 8-16-32 at 16x16, ~20 k parameters) is trained once per
-module; its int8 ONNX file is the reference that onnxruntime runs and the C export converts.
+One small digits model (SmallCNN widths 8-16-32 at 16x16, ~20 k parameters; conftest's
+`digits_micro`) is trained once per session; its int8 ONNX file is the reference that onnxruntime
+runs and the C export converts.
 Rounding: onnxruntime's kernels requantize in float32 and round half to even; the C requantizes
 with a Q31 multiplier and a shift in 64-bit integers, also rounding half to even (qmath.py).
 """
@@ -24,22 +25,17 @@ def assert_integer_only(source: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory, digits):
+def small(tmp_path_factory, digits_micro, digits_micro_int8):
+    """conftest's session model (shared with the LiteRT, TF Lite Micro and IREE tests) and its int8 ONNX."""
     from types import SimpleNamespace
 
     import onnx
 
-    from hotstart import ImageClassificationSingle, tasklearner
     from hotstart.export.c import onnx_to_c
     from hotstart.export.c.check import validation_pixels
 
-    data, blocks = digits
-    task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
-    learner = tasklearner(task, data, backbone="smallcnn_micro", seed=0, valid_pct=0.2, progress=False)
-    learner.fit_one_cycle(2, 1e-2)
+    learner, int8 = digits_micro, digits_micro_int8
     tmp = tmp_path_factory.mktemp("c-export")
-    int8 = tmp / "digits-int8.onnx"
-    learner.export(int8, quantize="int8", measure=False)
     report = onnx_to_c(int8, tmp / "c", harness=True)
     model = onnx.load(str(int8))
     from hotstart.export.c.convert import hotstart_meta

@@ -78,4 +78,24 @@ def test_post_training_int8_pte_is_calibrated_and_close_to_fp32(trained, tmp_pat
     with pytest.raises(ValueError, match="qat_epochs"):
         learner.quantize("pte", qat_epochs=-1)
     with pytest.raises(ValueError, match="target"):
-        learner.quantize("tflite")
+        learner.quantize("coreml")
+
+
+def test_qat_model_exports_to_tflite(trained, tmp_path):
+    """QAT for LiteRT / TF Lite Micro: XNNPACK's quantizer (export/pt2e.py says why), converted by
+    litert-torch to a fully int8 .tflite that computes what the int8 torch graph computes."""
+    from needs import need
+
+    need("litert_torch", "install hotstart[tflite] (litert-torch, ai-edge-litert, tflite-micro)")
+    from hotstart.export.tflite_run import TFLiteModel
+
+    learner, images, targets = trained
+    q = learner.quantize("tflite", qat_epochs=1, lr_max=1e-3)
+    m = TFLiteModel(q.export(tmp_path / "qat.tflite").path)
+    assert "quantization-aware" in m.meta["quantization"]
+    assert m.meta["input_dtype"] == m.meta["output_dtype"] == "int8"
+    labels = [lab for lab, _ in map(m.predict, images)]
+    assert np.mean(np.equal(labels, _torch_labels(q.model, learner.task, images))) >= 0.95
+    assert np.mean(np.equal(labels, targets)) >= learner.validate()["accuracy"] - 0.05
+    with pytest.raises(ValueError, match="quantized for 'tflite'"):
+        q.export(tmp_path / "x.onnx")

@@ -8,6 +8,8 @@
     python -m hotstart export runs/hotstart --format web --out digits-web [--vendor node_modules/onnxruntime-web]
     python -m hotstart export runs/hotstart --format c --out digits-c [--harness] [--ram-limit 16384]
     python -m hotstart export digits-int8.onnx --format c --out digits-c     # an int8 file hotstart wrote
+    python -m hotstart export runs/hotstart --format tflite [--quantize int8] --out digits.tflite  # LiteRT / TFLM
+    python -m hotstart export runs/hotstart --format iree --out digits.vmfb    # IREE, for this CPU
 
 MODEL_DIR is a folder written by ``learner.save`` (``train``'s ``--out`` folder works too: its
 ``model/`` subfolder is used). int8 calibrates on training images and reports validation accuracy,
@@ -46,15 +48,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="export a saved model to ONNX (fp32/int8), .pt2, or a torch-free bundle",
                        description="Export MODEL_DIR (a folder written by learner.save) to run outside hotstart.")
     e.add_argument("model_dir", help="folder written by learner.save (or train's --out folder)")
-    e.add_argument("--format", choices=("onnx", "pt2", "pte", "web", "c"), default=None,
+    e.add_argument("--format", choices=("onnx", "pt2", "pte", "web", "c", "tflite", "iree"), default=None,
                    help="default: from --out's suffix, else onnx; web: a static page folder; c: int8 C for "
                         "microcontrollers, a folder or NAME.c (see README)")
-    e.add_argument("--out", default=None, help="output file (.onnx, .pt2 or .pte), or folder (web)")
+    e.add_argument("--out", default=None, help="output file (.onnx, .pt2, .pte, .tflite or .vmfb), or folder (web)")
     e.add_argument("--batch-size", type=int, default=1,
                    help="pte: the static batch size the file takes per call (default 1)")
     e.add_argument("--vendor", default=None, metavar="ORT_WEB_DIR",
                    help="web: copy onnxruntime-web from this npm package folder (works offline); default: CDN")
-    e.add_argument("--quantize", choices=("int8",), default=None, help="int8 static quantization (ONNX or pte)")
+    e.add_argument("--quantize", choices=("int8",), default=None,
+                   help="int8 static quantization (onnx, pte or tflite)")
     e.add_argument("--calibrate", type=int, default=256, help="training samples to calibrate int8 on")
     e.add_argument("--bundle", default=None, metavar="DIR",
                    help="write DIR/model.onnx, DIR/predictor.py and DIR/README.md (runs without torch)")
@@ -71,7 +74,7 @@ def run(args) -> int:
     if args.out is None and args.bundle is None:
         raise UsageError("export: pass --out FILE (and/or --bundle DIR)")
     suffix = Path(args.out).suffix.lower() if args.out else ""
-    fmt = args.format or {".pt2": "pt2", ".pte": "pte"}.get(suffix, "onnx")
+    fmt = args.format or {".pt2": "pt2", ".pte": "pte", ".tflite": "tflite", ".vmfb": "iree"}.get(suffix, "onnx")
     if (args.harness or args.ram_limit is not None) and fmt != "c":
         raise UsageError("export: --harness and --ram-limit are for --format c")
     if fmt == "c" and str(args.model_dir).lower().endswith(".onnx"):

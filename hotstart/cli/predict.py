@@ -4,6 +4,8 @@
     python -m hotstart predict runs/hotstart img1.png             # a saved learner (torch)
     python -m hotstart predict digits.pt2 img1.png --json         # an AOTInductor package (torch)
     python -m hotstart predict digits.pte img1.png                # an ExecuTorch program (its runtime)
+    python -m hotstart predict digits.tflite img1.png             # LiteRT (ai-edge-litert; no torch)
+    python -m hotstart predict digits.vmfb img1.png               # IREE's runtime (no torch)
     python -m hotstart predict penguins.onnx rows.csv             # a table model: one line per row
 
 MODEL is an .onnx file from ``hotstart export`` (run by hotstart/predictor.py: numpy, pillow and
@@ -53,6 +55,8 @@ def run(args) -> int:
         model = _Pt2Model(path)
     elif path.suffix.lower() == ".pte":
         model = _load_pte(path)
+    elif path.suffix.lower() in (".tflite", ".vmfb"):
+        model = _load_tflite_or_vmfb(path)
     else:
         folder = model_folder(path)
         _check_inputs_fit(_folder_kind(folder), args.inputs)
@@ -123,6 +127,20 @@ def _load_pte(path: Path):
         return PteModel(path)
     except ValueError as e:
         raise SavedModelError(f"{e} (is it a .pte written by `python -m hotstart export --format pte`?)") from e
+
+
+def _load_tflite_or_vmfb(path: Path):
+    """export/tflite_run.py's `TFLiteModel` (LiteRT) or export/iree_run.py's `IreeModel`: no torch."""
+    if path.suffix.lower() == ".tflite":
+        from ..export.tflite_run import TFLiteModel as Model
+    else:
+        from ..export.iree_run import IreeModel as Model
+    from ..predictor import MetadataError
+
+    try:
+        return Model(path)
+    except MetadataError as e:  # a plain ValueError in the torch-free predictor: one line here
+        raise SavedModelError(str(e)) from e
 
 
 class _LearnerModel:

@@ -8,7 +8,7 @@ header row), and each command calls its check first:
     train    PATH exists and is a folder or a .csv/.tsv; the CSV header names the columns given
              (--path-col/--label-col, --target, --point-cols); segmentation's images/ and masks/;
              --out holds no earlier run unless --overwrite (see `check_out`).
-    predict  MODEL exists (an .onnx / .pt2 / .pte file or a model folder).
+    predict  MODEL exists (an .onnx / .pt2 / .pte / .tflite / .vmfb file or a model folder).
     export   MODEL_DIR is a model folder (`model_folder`).
 
 The full readers (datasets.ImageFolders, ImageTable, TableData ...) still check every row and
@@ -146,13 +146,18 @@ def _free_name(out: Path) -> Path:
     return out.with_name(f"{out.name}-{n}")
 
 
+# the model files `hotstart predict` runs (cli/predict.py picks the runtime by suffix)
+MODEL_SUFFIXES = (".onnx", ".pt2", ".pte", ".tflite", ".vmfb")
+
+
 def check_predict(args) -> None:
     """`predict`'s MODEL exists; a folder MODEL is a model folder."""
     model = Path(args.model)
+    files = "an .onnx, .pt2, .pte, .tflite or .vmfb file"
     if not model.exists():
-        raise FileNotFoundError(f"{model}: no such file or folder (expected an .onnx, .pt2 or .pte file, or a model folder)")
+        raise FileNotFoundError(f"{model}: no such file or folder (expected {files}, or a model folder)")
     if model.is_dir():
         model_folder(model)
-    elif model.suffix.lower() not in (".onnx", ".pt2", ".pte"):
-        raise UsageError(f"{model}: expected an .onnx, .pt2 or .pte file, or a folder written by learner.save")
+    elif model.suffix.lower() not in MODEL_SUFFIXES:
+        raise UsageError(f"{model}: expected {files}, or a folder written by learner.save")
     # the inputs are not checked here: a missing image is an error line of its own, and the others are predicted

@@ -17,7 +17,8 @@ target     quantizer                                    runs in
            activations, int8 per-channel weights: the    (dynamo) as a QDQ graph (export/qat.py)
            U8S8 pattern onnxruntime's x86 kernels take)
 ``tflite`` litert-torch's ``PT2EQuantizer`` (symmetric   LiteRT and TF Lite Micro (export/tflite.py):
-           int8 per-channel weights, int8 activations)  int8 kernels, int8 input and output
+           int8 per-channel weights, int8 activations;  int8 kernels, int8 input and output
+           QAT: XNNPACK's, the same scheme; see below)
 =========  ===========================================  ==========================================
 
 torchao's module-swap API (``quantize_`` with ``QATConfig``) covers linear and embedding layers
@@ -46,10 +47,20 @@ def make_quantizer(target: str, qat: bool):
             X86InductorQuantizer, get_default_x86_inductor_quantization_config)
 
         return X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=qat))
+    if target == "tflite" and qat:
+        # litert-torch 0.10's own QAT annotation fails under torch 2.14 (its conv-bn pattern hands
+        # torch.export a function, which torch.export now refuses). XNNPACK's int8 scheme is TF Lite's
+        # (symmetric per-channel int8 weights, per-tensor int8 activations), and its QAT graph
+        # converts to a fully int8 .tflite: it needs hotstart[edge] (executorch) besides [tflite].
+        try:
+            return make_quantizer("pte", qat=True)
+        except ImportError as e:
+            raise UsageError("quantization-aware training for target 'tflite' uses executorch's XNNPACKQuantizer: "
+                             f"pip install 'hotstart[edge]' ({e})") from e
     if target == "tflite":
         from litert_torch.quantize.pt2e_quantizer import PT2EQuantizer, get_symmetric_quantization_config
 
-        return PT2EQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True, is_qat=qat))
+        return PT2EQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
     raise UsageError(f"quantize: target must be one of {TARGETS}, got {target!r}")
 
 

@@ -539,7 +539,8 @@ class Learner:
 
     def quantize(self, target: str = "pte", *, qat_epochs: int = 1, lr_max: float = 1e-4, calibrate: int = 256,
                  **kwargs):
-        """int8 for `target` ("pte": ExecuTorch/XNNPACK, "onnx": QDQ for onnxruntime) by
+        """int8 for `target` ("pte": ExecuTorch/XNNPACK, "onnx": QDQ for onnxruntime, "tflite":
+        LiteRT / TF Lite Micro) by
         quantization-aware training for `qat_epochs` (0: post-training calibration); returns a
         QuantizedModel (``.validate()``, ``.export(path)``); this learner is unchanged. See
         hotstart/export/qat.py for why this is a step after training."""

@@ -1,0 +1,142 @@
+"""LiteRT (.tflite, fp32 and int8) and TF Lite Micro, checked against torch and onnxruntime's int8.
+
+conftest's `digits_micro` (SmallCNN 8-16-32 at 16x16, trained once per session) is converted once
+per module in fp32 (through the CLI) and once in int8 (calibrated on 256 training images); every
+test reads those two files. A litert-torch conversion costs ~10 s on 2 cores (and its import ~7 s).
+QAT to .tflite is tested in test_export_qat.py, on its smaller model (a QAT epoch on all digits
+takes a minute).
+"""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from needs import need
+
+need("litert_torch", "install hotstart[tflite] (litert-torch, ai-edge-litert, tflite-micro)")
+need("ai_edge_litert", "install hotstart[tflite]")
+
+
+@pytest.fixture(scope="module")
+def tflite(tmp_path_factory, digits_micro):
+    from types import SimpleNamespace
+
+    from hotstart.cli import main
+
+    root = tmp_path_factory.mktemp("tflite")
+    learner, task = digits_micro, digits_micro.task
+    learner.save(root / "run" / "model")
+    fp32 = root / "digits.tflite"
+    assert main(["export", str(root / "run"), "--format", "tflite", "--out", str(fp32)]) == 0
+    int8_report = learner.export(root / "digits-int8.tflite", quantize="int8")
+    valid = learner.valid_loader.dataset
+    images = [valid.inputs[i] for i in range(len(valid))]
+    targets = [valid.targets[i] for i in range(len(valid))]
+    x = torch.stack([task.encode_input(img) for img in images])
+    with torch.no_grad():
+        logits = learner.task_model().eval()(x).numpy()
+    return SimpleNamespace(root=root, fp32=fp32, int8=int8_report.path, int8_report=int8_report, images=images,
+                           targets=targets, x=x.numpy(), logits=logits, classes=task.classes, task=task)
+
+
+def accuracy(labels, classes, targets) -> float:
+    return float(np.mean([classes[i] == t for i, t in zip(labels, targets)]))
+
+
+def test_fp32_tflite_equals_torch_on_every_validation_digit(tflite):
+    from hotstart.export.tflite_run import TFLiteModel
+
+    m = TFLiteModel(tflite.fp32)
+    assert m.meta["format"] == "hotstart.tflite/1" and m.meta["layout"] == "NHWC"
+    assert m.meta["input_dtype"] == m.meta["output_dtype"] == "float32" and "quantization" not in m.meta
+    assert m.meta["task"] == tflite.task.to_dict() and m.meta["size"] == [16, 16]
+    assert list(m.input["shape"]) == [1, 16, 16, 1]  # channels last: the graph has no transposes
+    got = m.run(tflite.x)
+    assert got.shape == (359, 10)
+    assert float(np.abs(got - tflite.logits).max()) <= 1e-4
+    assert (got.argmax(1) == tflite.logits.argmax(1)).all()
+    label, probs = m.predict(tflite.images[0])
+    assert label == tflite.classes[int(tflite.logits[0].argmax())] and probs.shape == (10,)
+
+
+def test_int8_tflite_agrees_with_onnxruntime_int8_and_is_within_a_point_of_fp32(tflite, digits_micro_int8):
+    from hotstart.export.tflite_run import TFLiteModel
+    from hotstart.predictor import Predictor
+
+    q = TFLiteModel(tflite.int8)
+    assert q.meta["input_dtype"] == q.meta["output_dtype"] == "int8"
+    assert "post-training" in q.meta["quantization"] and "256 training samples" in q.meta["quantization"]
+    scale, zero = q.input["quantization"]  # the metadata holds the input tensor's own scale, and the
+    assert float(q.meta["input_scale"]) == pytest.approx(scale, rel=1e-6) and q.meta["input_zero_point"] == zero
+    assert tflite.int8_report.size_bytes < 0.4 * tflite.fp32.stat().st_size  # int8 weights
+    labels = q.run(tflite.x).argmax(1)  # runtime quantizes: run() takes the float encoded batch
+    ort = Predictor.load(digits_micro_int8).run(tflite.x).argmax(1)
+    agree = float(np.mean(labels == ort))
+    fp32 = accuracy(tflite.logits.argmax(1), tflite.classes, tflite.targets)
+    int8 = accuracy(labels, tflite.classes, tflite.targets)
+    print(f"int8 .tflite: labels = onnxruntime int8's on {agree:.4f}; accuracy {int8:.4f} (fp32 {fp32:.4f})")
+    assert agree >= 0.98
+    assert abs(int8 - fp32) <= 0.01
+
+
+def test_tflite_micro_runs_the_int8_file_with_litert_labels(tflite):
+    from hotstart.export.tflite_run import TFLiteModel, TflmModel
+
+    need("tflite_micro", "install hotstart[tflite] (tflite-micro)")
+    micro = TflmModel(tflite.int8)
+    litert = TFLiteModel(tflite.int8)
+    got, want = micro.run(tflite.x), litert.run(tflite.x)
+    steps = np.abs(got - want) / float(micro.meta["output_scale"])
+    top2 = np.sort(want, axis=1)[:, -2:]
+    clear = (top2[:, 1] - top2[:, 0]) > 2 * np.abs(got - want).max()  # no one-step difference can flip these
+    same = got.argmax(1) == want.argmax(1)
+    arena = micro.arena_bytes()
+    print(f"TF Lite Micro: labels = LiteRT's on {same.sum()} / {len(same)}, logits within {steps.max():.0f} step(s); "
+          f"arena {arena}")
+    assert same[clear].all() and same.mean() >= 0.99
+    assert steps.max() <= 1.01  # the two runtimes' int8 kernels round a step apart at most
+    # the recording allocator's report: activations (head) + interpreter structures (tail), and the
+    # 8 x 16 x 16 int8 output of the first convolution must fit in the head
+    assert arena["head"] + arena["tail"] == arena["total"] and 8 * 16 * 16 <= arena["head"] < arena["total"] < 65536
+
+
+def test_cli_predict_tflite_imports_no_torch(tflite, tmp_path):
+    from hotstart.export.tflite_run import TFLiteModel
+
+    img = tmp_path / "digit.png"
+    tflite.images[0].resize((40, 40)).save(img)  # larger than the model: exercises the resize
+    script = (f"import sys\nfrom hotstart.cli import main\nrc = main(['predict', {str(tflite.int8)!r}, {str(img)!r}, "
+              "'--json'])\nassert 'torch' not in sys.modules, 'predict imported torch'\nsys.exit(rc)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    label, probs = TFLiteModel(tflite.int8).predict(img)
+    assert out["label"] == label and out["top"][0][1] == pytest.approx(float(probs.max()), abs=1e-6)
+
+
+def test_foreign_and_damaged_tflite_files_are_refused(tflite, tmp_path, capsys):
+    from ai_edge_litert.tools import flatbuffer_utils
+
+    from hotstart.cli import main
+    from hotstart.errors import SavedModelError
+    from hotstart.export import tflite_file
+    from hotstart.export.tflite_run import TFLiteModel
+
+    data = tflite.int8.read_bytes()
+    tree = flatbuffer_utils.read_model_from_bytearray(bytearray(data))
+    tree.metadata = [m for m in tree.metadata if m.name not in (b"hotstart", "hotstart")]
+    foreign = tmp_path / "foreign.tflite"
+    foreign.write_bytes(bytes(flatbuffer_utils.convert_object_to_bytearray(tree)))
+    with pytest.raises(SavedModelError, match="not a .tflite written by hotstart's export"):
+        TFLiteModel(foreign)
+    assert main(["predict", str(foreign), str(tmp_path / "x.png")]) == 1
+    assert "foreign.tflite: not a .tflite written by hotstart" in capsys.readouterr().err
+
+    props = tflite_file.read_metadata(data)
+    wrong = tflite_file.embed_metadata(data, {**props, "input_scale": "0.5"})
+    with pytest.raises(SavedModelError, match="'input_scale'"):
+        TFLiteModel(wrong)
+    with pytest.raises(SavedModelError, match="not a .tflite file"):
+        TFLiteModel(b"\x00" * 64)
