@@ -5,13 +5,12 @@ say so in one paragraph that names the layer).
 conftest's `digits_micro` is compiled once (through the CLI); each resnet10t is exported once. An
 IREE compile costs ~10 s on 2 cores.
 """
-import json
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
+from exported import export_with_cli, predict_without_torch, validation_set
 from needs import need
 
 need("iree.turbine.aot", "install hotstart[iree] (iree-turbine, iree-base-compiler, iree-base-runtime)")
@@ -20,21 +19,8 @@ need("iree.runtime", "install hotstart[iree]")
 
 @pytest.fixture(scope="module")
 def vmfb(tmp_path_factory, digits_micro):
-    from types import SimpleNamespace
-
-    from hotstart.cli import main
-
-    root = tmp_path_factory.mktemp("iree")
-    learner, task = digits_micro, digits_micro.task
-    learner.save(root / "run" / "model")
-    path = root / "digits.vmfb"
-    assert main(["export", str(root / "run"), "--format", "iree", "--out", str(path)]) == 0
-    valid = learner.valid_loader.dataset
-    images = [valid.inputs[i] for i in range(len(valid))]
-    x = torch.stack([task.encode_input(img) for img in images])
-    with torch.no_grad():
-        logits = learner.task_model().eval()(x).numpy()
-    return SimpleNamespace(path=path, images=images, x=x.numpy(), logits=logits, task=task)
+    path = export_with_cli(digits_micro, tmp_path_factory.mktemp("iree"), "iree", "digits.vmfb")
+    return SimpleNamespace(path=path, task=digits_micro.task, **vars(validation_set(digits_micro)))
 
 
 def test_vmfb_equals_torch_on_every_validation_digit(vmfb):
@@ -55,11 +41,7 @@ def test_cli_predict_vmfb_imports_no_torch(vmfb, tmp_path):
 
     img = tmp_path / "digit.png"
     vmfb.images[0].resize((40, 40)).save(img)
-    script = (f"import sys\nfrom hotstart.cli import main\nrc = main(['predict', {str(vmfb.path)!r}, {str(img)!r}, "
-              "'--json'])\nassert 'torch' not in sys.modules, 'predict imported torch'\nsys.exit(rc)\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = predict_without_torch(vmfb.path, img)
     label, probs = IreeModel(vmfb.path).predict(img)
     assert out["label"] == label and out["top"][0][1] == pytest.approx(float(probs.max()), abs=1e-6)
 

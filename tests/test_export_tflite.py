@@ -6,13 +6,11 @@ test reads those two files. A litert-torch conversion costs ~10 s on 2 cores (an
 QAT to .tflite is tested in test_export_qat.py, on its smaller model (a QAT epoch on all digits
 takes a minute).
 """
-import json
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
+from exported import export_with_cli, predict_without_torch, validation_set
 from needs import need
 
 need("litert_torch", "install hotstart[tflite] (litert-torch, ai-edge-litert, tflite-micro)")
@@ -21,24 +19,11 @@ need("ai_edge_litert", "install hotstart[tflite]")
 
 @pytest.fixture(scope="module")
 def tflite(tmp_path_factory, digits_micro):
-    from types import SimpleNamespace
-
-    from hotstart.cli import main
-
     root = tmp_path_factory.mktemp("tflite")
-    learner, task = digits_micro, digits_micro.task
-    learner.save(root / "run" / "model")
-    fp32 = root / "digits.tflite"
-    assert main(["export", str(root / "run"), "--format", "tflite", "--out", str(fp32)]) == 0
-    int8_report = learner.export(root / "digits-int8.tflite", quantize="int8")
-    valid = learner.valid_loader.dataset
-    images = [valid.inputs[i] for i in range(len(valid))]
-    targets = [valid.targets[i] for i in range(len(valid))]
-    x = torch.stack([task.encode_input(img) for img in images])
-    with torch.no_grad():
-        logits = learner.task_model().eval()(x).numpy()
-    return SimpleNamespace(root=root, fp32=fp32, int8=int8_report.path, int8_report=int8_report, images=images,
-                           targets=targets, x=x.numpy(), logits=logits, classes=task.classes, task=task)
+    fp32 = export_with_cli(digits_micro, root, "tflite", "digits.tflite")
+    int8_report = digits_micro.export(root / "digits-int8.tflite", quantize="int8")
+    return SimpleNamespace(fp32=fp32, int8=int8_report.path, int8_report=int8_report, classes=digits_micro.task.classes,
+                           task=digits_micro.task, **vars(validation_set(digits_micro)))
 
 
 def accuracy(labels, classes, targets) -> float:
@@ -107,11 +92,7 @@ def test_cli_predict_tflite_imports_no_torch(tflite, tmp_path):
 
     img = tmp_path / "digit.png"
     tflite.images[0].resize((40, 40)).save(img)  # larger than the model: exercises the resize
-    script = (f"import sys\nfrom hotstart.cli import main\nrc = main(['predict', {str(tflite.int8)!r}, {str(img)!r}, "
-              "'--json'])\nassert 'torch' not in sys.modules, 'predict imported torch'\nsys.exit(rc)\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = predict_without_torch(tflite.int8, img)
     label, probs = TFLiteModel(tflite.int8).predict(img)
     assert out["label"] == label and out["top"][0][1] == pytest.approx(float(probs.max()), abs=1e-6)
 

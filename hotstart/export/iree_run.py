@@ -10,17 +10,16 @@ No torch: the runtime is IREE's C runtime behind a small Python binding.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import numpy as np
 
 from ..errors import SavedModelError
+from .runtime_model import RuntimeModel
 
 FORMAT = "hotstart.iree/1"
 METADATA_ATTRIBUTE = "hotstart_metadata"
 
 
-class IreeModel:
+class IreeModel(RuntimeModel):
     """A hotstart ``.vmfb`` loaded in IREE's runtime (``local-task``: the CPU, multithreaded;
     ``local-sync``: the calling thread only)."""
 
@@ -29,15 +28,7 @@ class IreeModel:
     def __init__(self, source, *, driver: str = "local-task"):
         import iree.runtime as rt
 
-        from ..predictor import check_metadata, decode_metadata
-
-        if isinstance(source, (bytes, bytearray)):
-            self.source, data = "<bytes>", bytes(source)
-        else:
-            self.source = str(source)
-            if not Path(source).is_file():
-                raise FileNotFoundError(f"{source}: no such .vmfb file")
-            data = Path(source).read_bytes()
+        self.source, data = self.read_source(source, ".vmfb")
         config = rt.Config(driver)
         try:
             module = rt.VmModule.copy_buffer(config.vm_instance, data)
@@ -52,9 +43,7 @@ class IreeModel:
         if props.get("format") != FORMAT:
             raise SavedModelError(f"{self.source}: not a .vmfb written by hotstart's export (format "
                                   f"{props.get('format')!r})")
-        self.meta = decode_metadata(props, self.source)
-        check_metadata(self.meta, self.source)
-        self.classes = self.meta.get("classes")
+        self.set_metadata(props)
         try:
             self.module = rt.load_vm_module(module, config)
         except (ValueError, RuntimeError) as e:  # e.g. compiled for CPU features this machine lacks
@@ -65,13 +54,3 @@ class IreeModel:
         """Encoded inputs (N x ...) -> float32 outputs (N x classes)."""
         out = self.module.main(np.ascontiguousarray(batch, dtype=np.float32))
         return np.asarray(out.to_host(), dtype=np.float32)
-
-    def predict(self, item):
-        """(label, probabilities) for one raw input, preprocessed as predictor.py does."""
-        from ..predictor import KINDS
-
-        kind = KINDS[self.meta["kind"]]
-        return kind.decode(self.run(kind.encode(item, self.meta)[None])[0], self.meta)
-
-    def __repr__(self):
-        return f"IreeModel({self.source!r}, kind={self.meta['kind']})"

@@ -15,34 +15,23 @@ sample. Neither imports torch.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from ..errors import SavedModelError
 from . import tflite_file
 from .native_stderr import captured_native_stderr
+from .runtime_model import RuntimeModel
 
 
-class TFLiteAdapter:
-    """What both runtimes share: the metadata, the input contract, `run` and `predict`. A subclass
-    opens its interpreter in `open` and runs one file input in `invoke`."""
+class TFLiteAdapter(RuntimeModel):
+    """What both runtimes share: the metadata and the input contract. A subclass opens its
+    interpreter in `open` and runs one file input in `invoke`."""
 
     runtime = "tflite"
 
     def __init__(self, source):
-        from ..predictor import check_metadata, decode_metadata
-
-        if isinstance(source, (bytes, bytearray)):
-            self.source, data = "<bytes>", bytes(source)
-        else:
-            self.source = str(source)
-            if not Path(source).is_file():
-                raise FileNotFoundError(f"{source}: no such .tflite file")
-            data = Path(source).read_bytes()
-        self.meta = decode_metadata(tflite_file.read_metadata(data, self.source), self.source)
-        check_metadata(self.meta, self.source)
-        self.classes = self.meta.get("classes")
+        self.source, data = self.read_source(source, ".tflite")
+        self.set_metadata(tflite_file.read_metadata(data, self.source))
         input_detail, output_detail = self.open(data)
         tflite_file.check_io(self.meta, input_detail, output_detail, self.source)
 
@@ -59,16 +48,6 @@ class TFLiteAdapter:
         batch = np.asarray(batch, dtype=np.float32)
         return np.stack([tflite_file.from_file_output(self.invoke(tflite_file.to_file_input(x, self.meta)), self.meta)
                          for x in batch])
-
-    def predict(self, item):
-        """(label, probabilities) for one raw input, preprocessed as predictor.py does."""
-        from ..predictor import KINDS
-
-        kind = KINDS[self.meta["kind"]]
-        return kind.decode(self.run(kind.encode(item, self.meta)[None])[0], self.meta)
-
-    def __repr__(self):
-        return f"{type(self).__name__}({self.source!r}, kind={self.meta['kind']})"
 
 
 class TFLiteModel(TFLiteAdapter):
