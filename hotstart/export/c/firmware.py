@@ -75,6 +75,17 @@ def run_qemu(elf, timeout: float = 120.0, icount: bool = True) -> str:
     return done.stdout + done.stderr
 
 
+def qemu_figures(output: str) -> dict:
+    """cortex_m_main.c's closing lines -> {"ticks", "calibration", "stack", "instructions"}: SysTick
+    ticks per inference, ticks for the 2,000,000-instruction calibration loop, stack bytes used, and
+    instructions per inference (exact under ``-icount shift=0``, where time counts instructions)."""
+    fields = dict(line.split()[:2] for line in output.splitlines()
+                  if line.split()[:1] in (["ticks"], ["calibration"], ["stack"]))
+    ticks, calibration, stack = (int(fields[k]) for k in ("ticks", "calibration", "stack"))
+    return {"ticks": ticks, "calibration": calibration, "stack": stack,
+            "instructions": ticks * 2_000_000 / calibration if calibration > 0 else float("nan")}
+
+
 def arm_size(elf, size_tool: str = "arm-none-eabi-size") -> dict:
     """``arm-none-eabi-size``'s text / data / bss, and flash = text + data, RAM = data + bss (bss
     holds the stack, see cortex_m_startup.c)."""
