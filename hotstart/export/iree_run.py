@@ -10,6 +10,7 @@ No torch: the runtime is IREE's C runtime behind a small Python binding.
 from __future__ import annotations
 
 import json
+
 import numpy as np
 
 from ..errors import SavedModelError

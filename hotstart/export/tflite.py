@@ -58,7 +58,10 @@ def write_tflite(model, task, path, *, quantization: str | None = None, toleranc
     data = convert(model, example, layout, int8=quantization is not None)
     from ai_edge_litert.interpreter import Interpreter
 
-    interpreter = Interpreter(model_content=data)
+    from .native_stderr import captured_native_stderr
+
+    with captured_native_stderr():  # LiteRT's "INFO: Created TensorFlow Lite XNNPACK delegate"
+        interpreter = Interpreter(model_content=data)
     meta = task_metadata(task, input_name=INPUT_NAME, output_name=OUTPUT_NAME)
     meta.update(format=tflite_file.FORMAT, **tflite_file.io_metadata(layout, interpreter.get_input_details()[0],
                                                                      interpreter.get_output_details()[0]))
