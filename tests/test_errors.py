@@ -106,7 +106,7 @@ def test_compile_auto_does_not_hide_a_broken_install(monkeypatch):
     model = torch.nn.Linear(2, 2)
     with pytest.raises(ImportError):
         maybe_compile(model, "auto", task=None, backbone=None, size=(8, 8), device=torch.device("cpu"))
-    assert maybe_compile(model, False) is model
+    assert maybe_compile(model, False) is None  # nothing compiled
 
 
 # --- the command line --------------------------------------------------------------------------

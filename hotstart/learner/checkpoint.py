@@ -187,9 +187,7 @@ class Checkpointer:
         sums = running_sums_of_every_process(ln)  # a collective: every process takes part
         if ln.backend.is_global_zero:
             path = self._write(epoch_done, sums)
-        barrier = getattr(ln.backend, "barrier", None)
-        if barrier is not None:
-            barrier()
+        ln.backend.barrier()
         return path
 
     def _write(self, epoch_done: bool, process_sums: list) -> Path:
