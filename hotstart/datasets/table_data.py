@@ -31,7 +31,7 @@ from .containers import Data
 from .errors import DatasetError
 from ..errors import UsageTypeError
 
-__all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD"]
+__all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD", "NumbersReadAsCategories"]
 
 MISSING_CELLS = frozenset({"", "NA", "N/A", "NaN", "nan", "NULL", "null", "None", "#N/A"})
 FLOAT32_MAX = float(np.finfo(np.float32).max)  # regression targets are float32
@@ -82,7 +82,7 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
         continuous = [c for c in free if c not in categorical and _is_continuous(columns[c])]
     for c in free:
         if c in categorical:
-            _warn_if_numbers_read_as_categories(c, columns[c], source, row_name)
+            _warn_if_numbers_read_as_categories(c, columns[c], source, row_name, is_target=False)
     categorical, continuous = list(categorical), list(continuous)
     for c in categorical + continuous:
         if all(is_missing(columns[c][i]) for i in rows_kept):
@@ -104,7 +104,7 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
     is_regression = (len(targets_cols) > 1 or all(_is_continuous(columns[t]) for t in targets_cols)) \
         if regression is None else bool(regression)
     if regression is None and not is_regression:
-        _warn_if_numbers_read_as_categories(targets_cols[0], columns[targets_cols[0]], source, row_name)
+        _warn_if_numbers_read_as_categories(targets_cols[0], columns[targets_cols[0]], source, row_name, is_target=True)
     if is_regression:
         for t in targets_cols:
             bad = next((i for i in rows_kept if _number(columns[t][i]) is None), None)
@@ -234,7 +234,18 @@ def _number(v: Any) -> float | None:
     return float(v) if _is_number(v) else None
 
 
-def _warn_if_numbers_read_as_categories(column: str, values: list, source: str, row_name) -> None:
+class NumbersReadAsCategories(UserWarning):
+    """A column of numbers read as categorical because of a few cells that are not numbers.
+
+    `column`, `is_target` and `found` (what was found, naming the file, the row and the first
+    such cell) let a caller give its own advice (the command line names its flag)."""
+
+    def __init__(self, message: str, *, column: str, is_target: bool, found: str):
+        super().__init__(message)
+        self.column, self.is_target, self.found = column, is_target, found
+
+
+def _warn_if_numbers_read_as_categories(column: str, values: list, source: str, row_name, is_target: bool) -> None:
     """A column of numbers with a few text or infinite cells is read as categorical, by the rule;
     usually one cell is a typo or a sentinel (``inf``, ``?``, ``n/a ``). Say so, naming the first."""
     present = [(i, v) for i, v in enumerate(values) if not is_missing(v)]
@@ -244,10 +255,12 @@ def _warn_if_numbers_read_as_categories(column: str, values: list, source: str, 
     import warnings
 
     i, v = odd[0]
-    warnings.warn(f"TableData: column {column!r} of {source} is read as categorical although "
-                  f"{len(present) - len(odd)} of its {len(present)} values are numbers; {len(odd)} not, "
-                  f"first {v!r} in {row_name(i)}. Fix or empty those cells, or pass continuous=[{column!r}] "
-                  f"(regression=True for a target; then they are an error naming the cell)", UserWarning, stacklevel=3)
+    found = (f"column {column!r} of {source} is read as categorical although {len(present) - len(odd)} of its "
+             f"{len(present)} values are numbers; {len(odd)} not, first {v!r} in {row_name(i)}")
+    advice = "regression=True" if is_target else f"continuous=[{column!r}]"
+    warnings.warn(NumbersReadAsCategories(f"TableData: {found}. Fix or empty those cells, or pass {advice} (then "
+                                          f"they are an error naming the cell)", column=column, is_target=is_target,
+                                          found=found), stacklevel=3)
 
 
 def _is_number(v: Any) -> bool:
