@@ -73,6 +73,17 @@ LAUNCH_ENV = {"PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "
 NOT_LAUNCHED = ("WORLD_SIZE", "LOCAL_RANK")  # hotstart starts the processes, not an outer torchrun
 
 
+def _script_module(name: str):
+    """A module of tests/scripts/ (which the launched scripts import from their own folder)."""
+    import importlib
+
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+
+
 @prestart.job("ddp:digits")
 def _two_processes_on_digits(folder):
     """One launch of ddp_digits.py on 2 processes, with its EMA fits (scripts/ddp_ema.py), in the
@@ -141,11 +152,7 @@ def test_metrics_in_one_process_and_in_two_run_the_same_code_and_equal_torchmetr
 
     from hotstart.learner.backend import PlainBackend
 
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        import ddp_metrics
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
+    ddp_metrics = _script_module("ddp_metrics")
     proc, _, _ = two_processes
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     two = [json.loads((proc.folder / "metrics" / f"rank{r}.json").read_text()) for r in (0, 1)]
@@ -208,11 +215,8 @@ def test_ema_across_processes(two_processes, digits):
     from hotstart import ImageClassificationSingle, load_learner, tasklearner
     from hotstart.learner import EMA
 
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        from ddp_ema import mlp, small_digits
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
+    ddp_ema = _script_module("ddp_ema")
+    mlp, small_digits = ddp_ema.mlp, ddp_ema.small_digits
     proc, _, folder = two_processes
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     r0, r1 = (json.loads((folder / f"result-rank{r}.json").read_text()) for r in (0, 1))

@@ -5,8 +5,10 @@ The override ladder (use the lowest rung that does what you need):
 1. ``learner.fit_one_cycle(5)`` / ``fit`` / ``fine_tune``: the usual way.
 2. ``callbacks=[...]``: react to events (see callbacks/base.py) without touching the loop, e.g.
    ``EarlyStopping(patience=2)``; cancel with `CancelBatch` / `CancelEpoch` / `CancelFit`.
-3. Subclass and override `compute_loss(pred, yb)` for a different objective, or `train_step()`
-   for a different step (two optimizers, ...; gradient accumulation is ``fit(accumulate=k)``)::
+3. Subclass and override `compute_loss(pred, yb)` for a different objective, `train_step()`
+   for a different step (two optimizers, ...; gradient accumulation is ``fit(accumulate=k)``),
+   or `valid_step()` for a different evaluation (validate, get_preds, predict and tta all make
+   their one forward call through it)::
 
        class MyLearner(Learner):
            def compute_loss(self, pred, yb):
@@ -199,7 +201,7 @@ class Learner:
         the loss scaled so that k batches of b act as one batch of k*b; the schedule counts
         optimizer steps. `checkpoint_dir` writes a checkpoint at each epoch's end (and every
         `checkpoint_every` optimizer steps); `resume` continues from the last complete checkpoint
-        in that folder (see learner/checkpoint.py): a folder that does not exist is an error
+        in that folder (see learner/checkpoint/): a folder that does not exist is an error
         unless it is also `checkpoint_dir`, and a checkpoint of another task or model is refused.
         A resume in the middle of an epoch reads that epoch's first batches again without training
         on them (the order and augmentations come from the seed, so they are the same batches).

@@ -16,7 +16,7 @@ model). With `use_ema` (the default):
 ``use_ema=False`` only keeps the average (``ema.module``), for you to use or save.
 
 Checkpoints (``fit(checkpoint_dir=)``) store the average and its update count
-(`checkpoint_state` / `load_checkpoint_state`, read by learner/checkpoint.py), so a resumed fit
+(`checkpoint_state` / `load_checkpoint_state`, read by learner/checkpoint/), so a resumed fit
 averages on exactly as an uninterrupted one. lr_find's sweep (a train-only fit) leaves the
 average alone.
 
@@ -113,7 +113,7 @@ class EMA(Callback):
             avg.copy_(tmp)
         self._swapped = not self._swapped
 
-    # --- checkpoints (learner/checkpoint.py) ---------------------------------------------------
+    # --- checkpoints (learner/checkpoint/) ----------------------------------------------------
     def checkpoint_state(self) -> tuple[dict, dict]:
         """(tensors, JSON) to store in a checkpoint: the averaged state dict and the update count."""
         self._make()
