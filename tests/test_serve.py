@@ -147,6 +147,16 @@ def test_served_script_sees_what_python_gives_it(served, tmp_path):
     assert ra["stdin"] == "piped in\n" and ra["path0"] == str(SCRIPTS.resolve())
 
 
+def test_served_runs_draw_other_random_numbers_as_new_processes_do(served):
+    """Each fork would inherit the server's generator states: two served runs of a script that
+    draws without a seed must differ in every generator loaded, as two `python draws.py` do."""
+    runs = [report(hotstart(served, "run", SCRIPTS / "draws.py")) for _ in range(2)]
+    assert {"torch.rand", "numpy.random.rand", "random.random", "sympy.core.random.rng"} <= set(runs[0])
+    assert set(runs[0]) == set(runs[1])
+    same = sorted(k for k in runs[0] if runs[0][k] == runs[1][k])
+    assert same == [], f"served runs share these generators' states: {same}"
+
+
 def test_twenty_runs_in_a_row_and_four_at_once(served):
     before = status(served)
     for i in range(20):

@@ -3,7 +3,8 @@
 The child takes the client's stdin / stdout / stderr (the descriptors that came over the socket),
 working folder, environment and umask; gets a session of its own (so the server's signals and
 terminal are not its, and the server can signal the run's whole process group: DataLoader workers
-and DDP ranks included); and puts back the signal dispositions a fresh Python has. Then
+and DDP ranks included); puts back the signal dispositions a fresh Python has; and reseeds the
+random generators that the server imported (`fresh_random`), so that runs do not share numbers. Then
 `runner` runs the script and `runner.end_process` exits with its status; the child never returns
 into the server's code.
 """
@@ -14,7 +15,7 @@ import os
 import signal
 import sys
 
-from . import runner
+from . import fresh_random, runner
 
 # set in a served child to its own pid: `client.hand_off` in this very process must not forward
 # again, while processes it starts (Fabric's other ranks) may use the server like any client
@@ -35,6 +36,7 @@ def become_client_process(request: dict, fds: list[int], close_fds: list[int]) -
             except OSError:
                 pass
         os.setsid()
+        fresh_random.reseed()
         _take_std_streams(fds)
         os.umask(int(request["umask"]))
         os.environ.clear()
