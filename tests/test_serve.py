@@ -245,6 +245,19 @@ def test_client_killed_ends_its_run(served, tmp_path):
     assert status(served)["runs"] == []
 
 
+def test_server_killed_during_a_run_stops_the_run_and_says_so_with_its_pid(bare, tmp_path):
+    """Without this the run went on as an orphan, writing to the terminal after the client had
+    returned, out of Ctrl-C's reach."""
+    runtime, server = bare
+    proc, child = _start_sleeper(runtime, tmp_path)
+    server.proc.kill()
+    server.proc.wait()
+    _, err = proc.communicate(timeout=60)
+    assert _gone(child, timeout=5), "the run outlived its server"
+    assert proc.returncode == 1
+    assert f"stopping the run (pid {child}) with SIGTERM" in err and f"the run (pid {child}) has ended" in err, err
+
+
 # --- when the server is not used ---------------------------------------------------------------------
 def test_killed_server_leaves_a_stale_socket_the_client_and_a_new_server_handle(bare):
     runtime, server = bare

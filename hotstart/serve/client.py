@@ -20,6 +20,7 @@ import socket
 import sys
 
 from . import checks, paths, protocol, runner
+from .run_process import RunProcess, stop_orphaned_run
 from .child import SERVED_ENV
 from .errors import ServeError
 
@@ -97,11 +98,12 @@ def run_served(kind: str, target: str, args: list[str], *, quiet_if_absent: bool
             why = reply["refused"] if reply else "the server closed the connection"
             say(f"not using the server: {why}; running without it")
             return None
-        return _wait(channel)
+        return _wait(channel, RunProcess(int(reply["started"])))
 
 
-def _wait(channel: protocol.Channel) -> int:
-    """Forward our signals until the server reports the exit status."""
+def _wait(channel: protocol.Channel, run: RunProcess) -> int:
+    """Forward our signals until the server reports the exit status. If the server dies first,
+    stop the run and wait for it (`run_process`): no run outlives its client unseen."""
     def forward(signum, frame):
         try:
             channel.send({"signal": signum})
@@ -110,20 +112,28 @@ def _wait(channel: protocol.Channel) -> int:
 
     previous = {sig: signal.signal(sig, forward) for sig in FORWARD}
     try:
-        while True:
-            try:
-                msg = channel.receive()
-            except protocol.ProtocolError as e:
-                say(f"lost the server during the run: {e}")
-                return 1
-            if msg is None:
-                say("the server went away during the run; its status is unknown")
-                return 1
-            if "exit" in msg:
-                return int(msg["exit"])
+        code = _exit_status(channel)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    try:
+        return code if code is not None else stop_orphaned_run(run, say, FORWARD)
+    finally:
+        run.close()
+
+
+def _exit_status(channel: protocol.Channel) -> int | None:
+    """The run's exit status as the server reports it; None if the server went away first."""
+    while True:
+        try:
+            msg = channel.receive()
+        except (OSError, protocol.ProtocolError) as e:
+            say(f"lost the server during the run: {e}")
+            return None
+        if msg is None:
+            return None
+        if "exit" in msg:
+            return int(msg["exit"])
 
 
 def exit_like(code: int) -> int:

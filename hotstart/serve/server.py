@@ -279,12 +279,13 @@ class Server:
         sys.stdout.flush()
         sys.stderr.flush()
         others = [r.channel.fileno() for r in self.runs.values() if r.channel is not None]
+        server_pid = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: becomes the client's process and exits; never returns from here
             try:
                 request["env"] = {**request["env"], **self.env_added}
                 close = [self.listener.fileno(), self.wake_r, self.wake_w, channel.fileno(), *others]
-                child.become_client_process(request, channel.fds, close)
+                child.become_client_process(request, channel.fds, close, server_pid)
             finally:
                 os._exit(1)
         channel.sock.settimeout(None)
