@@ -423,6 +423,65 @@ def test_hotstart_serve_in_the_background_status_and_stop():
             pass
 
 
+def test_a_stopping_server_is_still_shown_and_a_new_one_may_start(bare, tmp_path):
+    """`--stop` during a run: the server waits for the run, takes no new one, and `--status` and
+    `--stop` still find it (they said "no server is running")."""
+    runtime, server = bare
+    env = client_env(runtime)
+    proc, child = _start_sleeper(runtime, tmp_path)
+    stopped = hotstart(runtime, "serve", "--stop", env=env)
+    assert stopped.returncode == 0 and f"stopping pid {server.proc.pid} once its 1 run(s) end" in stopped.stdout
+    shown = hotstart(runtime, "serve", "--status", env=env)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"pid {server.proc.pid} on " in shown.stdout and "stopping: exits once its 1 run(s) end" in shown.stdout
+    assert f"run {child}:" in shown.stdout
+    again = hotstart(runtime, "serve", "--stop", env=env)
+    assert again.returncode == 0 and f"pid {server.proc.pid} is already stopping" in again.stdout
+    assert report(echo(runtime, "x"))["served"] is False  # no new run goes to a stopping server
+    newer = ForegroundServer(runtime)  # a new server may take the socket meanwhile
+    try:
+        both = hotstart(runtime, "serve", "--status", env=env).stdout
+        assert f"pid {newer.proc.pid} on {runtime / 'serve.sock'}" in both and f"pid {server.proc.pid} on " in both
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+        assert server.proc.wait(30) == 0
+        assert sorted(p.name for p in runtime.iterdir()) == ["serve.sock"]  # the moved socket is gone too
+    finally:
+        newer.close()
+
+
+@nobody
+def test_stop_and_status_from_another_user_say_not_yours(bare):
+    runtime, server = bare
+
+    def stop_as_other_user(command) -> str:
+        r, w = os.pipe()
+
+        def act() -> int:
+            import contextlib
+
+            from hotstart.serve import daemon
+
+            os.close(r)
+            os.environ["HOTSTART_RUNTIME_DIR"] = str(runtime)
+            with os.fdopen(w, "w") as out, contextlib.redirect_stdout(out):
+                return getattr(daemon, command)()
+
+        code = _as_nobody(act)
+        os.close(w)
+        with os.fdopen(r) as f:
+            return f"{code}: {f.read()}"
+
+    for command in ("stop", "status"):
+        said = stop_as_other_user(command)
+        assert said.startswith("1: ") and f"{runtime} belongs to uid 0, not to you" in said, said
+    os.chmod(runtime, 0o711)
+    os.chmod(runtime / "serve.sock", 0o777)  # reachable: the peer's uid still says whose it is
+    said = stop_as_other_user("stop")
+    assert said.startswith("1: ") and "runs as uid 0" in said and "not yours" in said, said
+    assert server.proc.poll() is None and status(runtime)["stopping"] is False
+
+
 def test_idle_server_exits_by_itself():
     runtime = short_runtime()
     proc = subprocess.run([sys.executable, "-m", "hotstart", "serve", "--foreground", "--preload", "json",

@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import sys
+from pathlib import Path
 
 from . import checks, paths, protocol, runner
 from .run_process import RunProcess, stop_orphaned_run
@@ -42,12 +43,14 @@ def say(msg: str) -> None:
     print(f"hotstart: {msg}", file=sys.stderr, flush=True)
 
 
-def connect() -> tuple[protocol.Channel | None, str | None, bool]:
-    """(channel, None, _) when a server of ours listens; else (None, why not, whether a socket file exists)."""
-    try:
-        path = paths.socket_path()
-    except ServeError as e:
-        return None, str(e), False
+def connect(path: Path | None = None) -> tuple[protocol.Channel | None, str | None, bool]:
+    """(channel, None, _) when a server of ours listens on `path` (the usual socket by default);
+    else (None, why not, whether a socket file exists)."""
+    if path is None:
+        try:
+            path = paths.socket_path()
+        except ServeError as e:
+            return None, str(e), False
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
@@ -60,15 +63,28 @@ def connect() -> tuple[protocol.Channel | None, str | None, bool]:
                       f"`hotstart serve` starts a new one)"), True
     except PermissionError:
         sock.close()
-        return None, f"no permission to connect to {path} (another user's server?)", True
+        return None, _not_ours(path), True
     except OSError as e:
         sock.close()
         return None, f"cannot connect to {path}: {e.strerror or e}", True
     _, uid, _ = protocol.peer_credentials(sock)
     if uid != os.getuid():
         sock.close()
-        return None, f"the server on {path} runs as uid {uid}, not as you (uid {os.getuid()}): not using it", True
+        return None, f"the server on {path} runs as uid {uid}, not as you (uid {os.getuid()}): it is not yours", True
     return protocol.Channel(sock), None, True
+
+
+def _not_ours(path: Path) -> str:
+    """Why a socket we may not connect to is not ours: who owns it, or its folder."""
+    for owned in (path, path.parent):
+        try:
+            owner = owned.stat().st_uid
+        except OSError:
+            continue
+        if owner != os.getuid():
+            return (f"{owned} belongs to uid {owner}, not to you (uid {os.getuid()}): another user's server "
+                    f"is not yours to use or stop (set HOTSTART_RUNTIME_DIR to a folder of your own)")
+    return f"no permission to connect to {path}"
 
 
 def request(kind: str, target: str, args: list[str]) -> dict:

@@ -14,18 +14,38 @@ import time
 
 from . import client, paths
 from .errors import ServeError
+from .protocol import ProtocolError
 
 START_TIMEOUT_S = 300.0  # the preload takes 5-15 s on a loaded 2-core machine
 
 
-def ask(message: dict) -> dict | None:
-    """Send a control message (status / stop) to the running server; its answer, or None if none runs."""
-    channel, _, _ = client.connect()
+def ask(message: dict, path=None) -> tuple[dict | None, str | None]:
+    """Send a control message (status / stop) to the server on `path` (the usual socket by default):
+    (its answer, None), or (None, why there is none: no server, another user's, a refusal...)."""
+    channel, why, _ = client.connect(path)
     if channel is None:
-        return None
+        return None, why
     with channel.sock:
-        channel.send(message)
-        return channel.receive()
+        try:
+            channel.send(message)
+            reply = channel.receive()
+        except (OSError, ProtocolError) as e:
+            return None, f"the server did not answer ({e})"
+    if reply is None:
+        return None, "the server closed the connection without an answer"
+    if "refused" in reply:
+        return None, f"the server refused: {reply['refused']}"
+    return reply, None
+
+
+def stopping_statuses() -> list[dict]:
+    """The status of each server that is stopping (its socket moved aside, its runs still going)."""
+    found = []
+    for path in paths.stopping_socket_paths(paths.runtime_dir()):
+        reply, _ = ask({"status": True}, path)
+        if reply and "status" in reply:
+            found.append(reply["status"])
+    return found
 
 
 def start_foreground(idle_timeout: float, preload_names) -> int:
@@ -43,7 +63,7 @@ def start_foreground(idle_timeout: float, preload_names) -> int:
 
 
 def start_background(idle_timeout: float, preload_names) -> int:
-    status = ask({"status": True})
+    status, _ = ask({"status": True})
     if status and "status" in status:
         print(f"hotstart serve: already running (pid {status['status']['pid']}, {status['status']['socket']})")
         return 0
@@ -60,7 +80,7 @@ def start_background(idle_timeout: float, preload_names) -> int:
             tail = log.read_text(errors="replace").splitlines()[-15:]
             raise ServeError(f"the server exited with status {proc.returncode} while starting; "
                              f"the end of {log}:\n" + "\n".join(tail))
-        reply = ask({"status": True}) if paths.socket_path().exists() else None
+        reply = ask({"status": True})[0] if paths.socket_path().exists() else None
         if reply and "status" in reply and reply["status"]["pid"] == proc.pid:
             s = reply["status"]
             print(f"hotstart serve: pid {s['pid']} on {s['socket']}; preloaded {s['modules']} modules in "
@@ -72,9 +92,14 @@ def start_background(idle_timeout: float, preload_names) -> int:
 
 
 def stop() -> int:
-    reply = ask({"stop": True})
+    reply, why = ask({"stop": True})
     if reply is None:
-        print("hotstart serve: no server is running")
+        stopping = stopping_statuses()
+        for s in stopping:
+            print(f"hotstart serve: pid {s['pid']} is already stopping; it exits once its {len(s['runs'])} run(s) end")
+        if stopping:
+            return 0
+        print(f"hotstart serve: {why}")
         return 1
     pid = reply["stopping"]
     runs = reply.get("runs", 0)
@@ -83,20 +108,25 @@ def stop() -> int:
 
 
 def status() -> int:
-    reply = ask({"status": True})
-    if reply is None or "status" not in reply:
-        _, why, _ = client.connect()
+    reply, why = ask({"status": True})
+    shown = ([reply["status"]] if reply and "status" in reply else []) + stopping_statuses()
+    if not shown:
         print(f"hotstart serve: {why or 'no answer'}")
         return 1
-    s = reply["status"]
+    for s in shown:
+        _print_status(s)
+    return 0
+
+
+def _print_status(s: dict) -> None:
     m = s["memory"]
     idle = "-" if s["idle_left_s"] is None else f"{s['idle_left_s']:.0f} s"
-    print(f"pid {s['pid']} on {s['socket']}, up {s['uptime_s']:.0f} s, {s['served']} runs served, idle exit in {idle}")
+    state = (f"stopping: exits once its {len(s['runs'])} run(s) end" if s.get("stopping")
+             else f"idle exit in {idle}")
+    print(f"pid {s['pid']} on {s['socket']}, up {s['uptime_s']:.0f} s, {s['served']} runs served, {state}")
     print(f"preloaded {s['modules']} modules in {s['preload_s']:.1f} s: {', '.join(s['preloaded'])}")
     print(f"memory: RSS {m['rss_mib']:.0f} MiB, PSS {m['pss_mib']:.0f} MiB, private {m['private_mib']:.0f} MiB")
     for r in s["runs"]:
         mem = r["memory"] or {}
         print(f"  run {r['pid']}: {' '.join(r['argv'])} ({r['running_s']:.0f} s; PSS {mem.get('pss_mib', 0):.0f} MiB, "
               f"private {mem.get('private_mib', 0):.0f} MiB)")
-    return 0
-
