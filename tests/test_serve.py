@@ -482,6 +482,55 @@ def test_stop_and_status_from_another_user_say_not_yours(bare):
     assert server.proc.poll() is None and status(runtime)["stopping"] is False
 
 
+_FINDER_AFTER_PATH_SEARCH = '''\
+"""hotstart as an editable install finds it: by a finder placed after the path search."""
+import importlib.machinery, importlib.util, os, sys
+
+class _Editable:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name != "hotstart":
+            return None
+        where = os.environ["SERVE_TEST_HOTSTART"]
+        return importlib.util.spec_from_file_location(name, os.path.join(where, "__init__.py"),
+                                                      submodule_search_locations=[where])
+
+sys.meta_path.insert(sys.meta_path.index(importlib.machinery.PathFinder) + 1, _Editable)
+'''
+
+
+def test_serve_started_from_the_folder_that_holds_a_clone_imports_the_clients_hotstart(tmp_path):
+    """From the folder that holds a clone named `hotstart`, `python -m hotstart` found the clone's
+    root first (a namespace package, no __version__) where an editable install's finder comes after
+    the path search: the server died at start. A console script (sys.path[0] = its own folder) as
+    the client, hotstart found as an editable install finds it, and the clone beside the cwd."""
+    import hotstart as ours
+
+    holder = tmp_path / "holder"
+    (holder / "hotstart").mkdir(parents=True)  # the clone's root: no __init__.py
+    (holder / "hotstart" / "README.md").write_text("a clone\n")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_FINDER_AFTER_PATH_SEARCH)
+    script = tmp_path / "bin" / "hotstart"
+    script.parent.mkdir()
+    script.write_text("import sys\nfrom hotstart.cli import main\nsys.exit(main())\n")  # as pip writes it
+    runtime = short_runtime()
+    env = client_env(runtime, PYTHONPATH=str(site), SERVE_TEST_HOTSTART=os.path.dirname(ours.__file__))
+
+    def client(*args):
+        return subprocess.run([sys.executable, str(script), *map(str, args)], env=env, cwd=holder, capture_output=True,
+                              text=True, timeout=START_TIMEOUT)
+
+    started = client("serve", "--preload", "json", "--idle", "60")
+    try:
+        assert started.returncode == 0, started.stdout + started.stderr
+        proc = client("run", ECHO, "x")
+        assert proc.returncode == 0 and report(proc)["served"] is True, proc.stderr
+    finally:
+        client("serve", "--stop")
+
+
 def test_idle_server_exits_by_itself():
     runtime = short_runtime()
     proc = subprocess.run([sys.executable, "-m", "hotstart", "serve", "--foreground", "--preload", "json",

@@ -4,9 +4,16 @@ In the background the server is ``python -m hotstart serve --foreground`` in a s
 (no terminal, so the terminal's Ctrl-C and hang-up are not its), with stdin from /dev/null and
 its output in ``<runtime dir>/serve.log``; the command returns once the server answers, or prints
 the log's end if it could not start.
+
+The server starts with the client's ``sys.path`` (`server_command`), so that it imports the same
+hotstart as the client wherever it is started. A plain ``python -m hotstart`` puts the working
+folder first on ``sys.path``: started from the folder that holds a clone named ``hotstart``, it
+imported the clone's root as a namespace package instead of the installed hotstart (an editable
+install's finder comes after the path search), and the server died at start.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -62,6 +69,16 @@ def start_foreground(idle_timeout: float, preload_names) -> int:
     os._exit(0)
 
 
+# what `python -m hotstart ARGS` does, with this process's sys.path (argv[1], JSON) in place of python's
+_WITH_OUR_SYS_PATH = ("import json, runpy, sys; sys.path[:] = json.loads(sys.argv.pop(1)); "
+                      "runpy.run_module('hotstart', run_name='__main__', alter_sys=True)")
+
+
+def server_command(args: list[str]) -> list[str]:
+    """``python -m hotstart ARGS`` that imports this process's hotstart, wherever it is started."""
+    return [sys.executable, "-c", _WITH_OUR_SYS_PATH, json.dumps(sys.path), *args]
+
+
 def start_background(idle_timeout: float, preload_names) -> int:
     status, _ = ask({"status": True})
     if status and "status" in status:
@@ -70,8 +87,7 @@ def start_background(idle_timeout: float, preload_names) -> int:
     folder = paths.runtime_dir()
     paths.ensure_private_dir(folder)
     log = paths.log_path()
-    cmd = [sys.executable, "-m", "hotstart", "serve", "--foreground", "--idle", str(idle_timeout),
-           "--preload", ",".join(preload_names)]
+    cmd = server_command(["serve", "--foreground", "--idle", str(idle_timeout), "--preload", ",".join(preload_names)])
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
     deadline = time.monotonic() + START_TIMEOUT_S
