@@ -316,6 +316,26 @@ def test_identity_mismatch_names_what_differs():
     assert "TORCH_LOGS" in checks.env_mismatch({}, {"TORCH_LOGS": "y"}, set_by_preload={"TORCH_LOGS": "x"})
 
 
+@pytest.mark.parametrize("key", ["PYTHONHASHSEED", "LD_PRELOAD", "LD_LIBRARY_PATH", "OMP_NUM_THREADS",
+                                 "KMP_AFFINITY", "GOMP_CPU_AFFINITY", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                 "GOTO_NUM_THREADS", "TORCH_LOGS", "TORCHINDUCTOR_CACHE_DIR", "PYTORCH_CUDA_ALLOC_CONF",
+                                 "VIRTUAL_ENV", "LANG", "LC_ALL", "LC_CTYPE"])
+def test_every_start_up_variable_that_differs_is_named(key):
+    """Each prefix of the start-up check, with another value on each side (an equal value on both
+    sides could not tell a dropped prefix from a kept one), and set on one side only."""
+    assert key.startswith(checks.STARTUP_ENV_PREFIXES)
+    for server_env, client_env_ in (({key: "a"}, {key: "b"}), ({}, {key: "b"}), ({key: "a"}, {})):
+        reason = checks.env_mismatch({"PATH": "x", **server_env}, {"PATH": "y", **client_env_})
+        assert reason is not None and reason.startswith(f"{key} differs from the server's"), (key, reason)
+    assert checks.env_mismatch({key: "a"}, {key: "a"}) is None
+
+
+def test_every_start_up_prefix_is_tested():
+    tested = test_every_start_up_variable_that_differs_is_named.pytestmark[0].args[1]
+    untested = [p for p in checks.STARTUP_ENV_PREFIXES if not any(k.startswith(p) for k in tested)]
+    assert untested == []
+
+
 def test_a_preloaded_module_changed_on_disk_stops_the_server(tmp_path):
     lib = tmp_path / "lib"
     lib.mkdir()
