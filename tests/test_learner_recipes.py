@@ -217,6 +217,34 @@ def test_set_size_trains_on_at_the_new_size_as_a_learner_built_for_it(make_learn
         Learner(learner.model, None, None, learner.loss_func, task=None, progress=False).set_size(32)
 
 
+def test_sizes_the_model_cannot_take_are_refused_as_tasklearner_refuses_them(make_learner, small_task, digits_small):
+    """set_size and fit_one_cycle(sizes=) took sizes that tasklearner refuses for the same model;
+    sizes= is checked when the fit starts, before a batch is trained."""
+    from hotstart import tasklearner
+    from hotstart.tasks.checks import ModelTaskMismatch
+
+    def by_8():  # downsamples by 8: takes 8x8, not 4x4
+        conv = lambda cin, cout: torch.nn.Conv2d(cin, cout, 3, stride=2, padding=1)  # noqa: E731
+        return torch.nn.Sequential(conv(1, 4), torch.nn.ReLU(), conv(4, 4), torch.nn.ReLU(), conv(4, 4),
+                                   torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 10))
+
+    data = digits_small[0].subset(list(range(40)))
+    at_4 = SupervisedTask.from_dict({**small_task.to_dict(), "size": [4, 4]})
+    with pytest.raises(ModelTaskMismatch) as refused:
+        tasklearner(at_4, data, model=by_8(), progress=False, seed=0)
+    learner = make_learner(data=data, model=by_8(), batch_size=16)
+    with pytest.raises(ModelTaskMismatch) as by_set_size:
+        learner.set_size((4, 4))
+    assert str(by_set_size.value) == f"set_size((4, 4)): {refused.value}" and "4x4 is too small" in str(refused.value)
+    assert learner.task == small_task and learner.task.size == (8, 8)  # nothing changed
+    before = {k: v.clone() for k, v in learner.task_model().state_dict().items()}
+    with pytest.raises(ModelTaskMismatch) as by_sizes:
+        learner.fit_one_cycle(2, 1e-2, sizes=[(8, 8), 4])
+    assert str(by_sizes.value) == f"sizes=[(8, 8), (4, 4)]: {refused.value}"
+    assert learner.task.size == (8, 8) and learner.history == []
+    assert all(torch.equal(v, before[k]) for k, v in learner.task_model().state_dict().items())  # nothing trained
+
+
 def test_fit_one_cycle_with_sizes_is_one_cycle_across_the_sizes_and_resumes_at_the_right_size(make_learner,
                                                                                                 digits_small, tmp_path):
     from hotstart.learner.checkpoint import checkpoints
