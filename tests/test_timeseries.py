@@ -133,6 +133,8 @@ def test_time_series_data_from_arrays_lists_and_dataframes():
     np.testing.assert_array_equal(data[0][3], x[3, :1])
     with pytest.raises(DatasetError, match="3 series but 2 targets"):
         TimeSeriesData(x[:3], ["a", "b"])
+    with pytest.raises(DatasetError, match="regression target 1 of the arrays is nan, not a finite number"):
+        TimeSeriesData(x[:3], [0.5, float("nan"), 1.5], regression=True)
     with pytest.raises(DatasetError, match="target= must name a column"):
         TimeSeriesData(df, target="nope")
 
