@@ -141,6 +141,27 @@ def test_time_series_data_from_arrays_lists_and_dataframes():
 
 # --- tasks ---------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("task_type", [TSClassificationSingle, TSRegression])
+def test_tasklearner_learns_series_statistics_from_its_training_split_only(task_type):
+    """The learner-level tests pass validdata= (the training split is all the data), so statistics
+    computed on all the data passed them: here validation is a strict part of `data`, the series
+    differ by part (scale, offset, length), and the statistics must be the training split's."""
+    rng = np.random.default_rng(3)
+    series = [rng.normal(i, 1 + i / 4, size=(2, 10 + i % 7)) for i in range(24)]
+    targets = ["a", "b"] * 12 if task_type is TSClassificationSingle else [float(i) + 0.5 for i in range(24)]
+    data, blocks = TimeSeriesData(series, targets)
+    learner = tasklearner(task_type(blocks), data, valid_pct=0.25, seed=0, progress=False)
+    train = (learner.train_loader.dataset.inputs, learner.train_loader.dataset.targets)
+    n_valid = len(learner.valid_loader.dataset.inputs)
+    assert 0 < n_valid and len(train[0]) + n_valid == len(series)
+    want = task_type(blocks).setup(train)
+    assert learner.task.preprocessing == want.preprocessing
+    assert learner.task.encodings[1] == want.encodings[1]
+    everything = task_type(blocks).setup(data)
+    assert learner.task.preprocessing != everything.preprocessing  # the test can tell the two apart
+    if task_type is TSRegression:
+        assert learner.task.target_statistics() != everything.target_statistics()
+
 def test_tasks_set_up_on_training_data_and_round_trip_through_json():
     data, blocks = datasets.load("JapaneseVowels")
     task = TSClassificationSingle(blocks, mask=True)
