@@ -174,3 +174,34 @@ def _source_path(inputs, i):
     while not hasattr(inputs, "f"):  # a split: Subset(container, indices)
         i, inputs = inputs.indices[i], inputs.container
     return os.fspath(inputs.container[i])
+
+
+def test_a_cache_that_cannot_be_written_names_its_folder_and_variable(folder, tmp_path, monkeypatch):
+    """A full disk gave a bare OSError without a path: now the folder, the reason and HOTSTART_DATA_DIR.
+    (Root writes into read-only folders: a file where the cache's folder should be fails for anyone;
+    a full disk is simulated at the copy's first write. A real read-only folder and a real full
+    disk: tests/test_datasets_download.py.)"""
+    import errno
+
+    from hotstart.cache_writes import CacheWriteError
+    from hotstart.datasets import resized_cache
+
+    files = _files(folder)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("HOTSTART_DATA_DIR", str(blocked / "cache"))
+    with pytest.raises(CacheWriteError) as e:
+        resized_copy(files, (16, 16))
+    assert str(e.value).startswith(f'cannot write the cache="resized" copy in {blocked / "cache" / "resized"}: ')
+    assert f"set HOTSTART_DATA_DIR to another folder (now HOTSTART_DATA_DIR={blocked / 'cache'})" in str(e.value)
+
+    monkeypatch.setenv("HOTSTART_DATA_DIR", str(tmp_path / "cache2"))
+
+    def disk_full(path, image, mode):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(resized_cache, "_write_fsynced", disk_full)
+    with pytest.raises(CacheWriteError, match=r"cannot write the cache=\"resized\" copy in .*cache2/resized: the disk "
+                                              r"is full .*HOTSTART_DATA_DIR="):
+        resized_copy(files, (16, 16))
+    assert [p.name for p in (tmp_path / "cache2" / "resized").iterdir()] == []  # no half-made copy left

@@ -48,6 +48,7 @@ import tempfile
 import weakref
 from pathlib import Path
 
+from ..cache_writes import cache_writes
 from ..errors import UsageError
 from .containers import Data, as_data, mapobs
 from .errors import DatasetError
@@ -158,7 +159,7 @@ def _take_lease(folder: Path) -> _Lease | None:
 
     try:
         fd = os.open(folder / IN_USE, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # not made yet (or the cache folder cannot exist)
         return None
     lease = _Lease(fd)
     fcntl.flock(fd, fcntl.LOCK_SH)  # waits while a pruner holds it: then the copy is gone
@@ -167,45 +168,54 @@ def _take_lease(folder: Path) -> _Lease | None:
 
 def _build(paths, size, folder: Path, key: str) -> _Lease | None:
     """Make the copy in a temporary folder and rename it to `folder`; a lease on it, or None when a
-    file changed meanwhile (the files' digest is no longer `key`: the copy is thrown away)."""
+    file changed meanwhile (the files' digest is no longer `key`: the copy is thrown away). A write
+    that fails (full disk, read-only cache) is a `CacheWriteError` naming the folder."""
     import fcntl
 
     import torch
     import torchvision.transforms.v2.functional as F
 
     from ..atomic import fsync_dir
+    from .download import ENV_VAR
 
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.parent))
+    def writes():
+        return cache_writes(folder.parent, ENV_VAR, what='cache="resized" copy')
+
+    with writes():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.parent))
     try:
-        fd = os.open(tmp / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        with writes():
+            fd = os.open(tmp / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
         lease = _Lease(fd)
         fcntl.flock(fd, fcntl.LOCK_SH)  # in use from the moment it exists under its name
         names = []
         with torch.inference_mode():
             for i, p in enumerate(paths):
-                image = load_image(p)
+                image = load_image(p)  # a source that cannot be read is its own error, not the cache's
                 new = resized_size((image.height, image.width), size)
                 if new is None:
                     names.append(None)
                     continue
                 pixels = F.resize(F.pil_to_tensor(image), list(new), antialias=True)
                 name = f"{i:07d}.png"
-                _write_fsynced(tmp / name, F.to_pil_image(pixels), image.mode)
+                with writes():
+                    _write_fsynced(tmp / name, F.to_pil_image(pixels), image.mode)
                 names.append(name)
         if _digests(paths, size)[1] != key:
             return None
-        (tmp / "index.json").write_text(json.dumps(names))
-        with open(tmp / "index.json", "rb+") as f:
-            os.fsync(f.fileno())
-        fsync_dir(tmp)
-        try:
-            os.rename(tmp, folder)
-        except OSError:  # another process committed the same copy first: it is the same, use it
-            if not (folder / "index.json").is_file():
-                raise
-            return _take_lease(folder)
-        fsync_dir(folder.parent)
+        with writes():
+            (tmp / "index.json").write_text(json.dumps(names))
+            with open(tmp / "index.json", "rb+") as f:
+                os.fsync(f.fileno())
+            fsync_dir(tmp)
+            try:
+                os.rename(tmp, folder)
+            except OSError:  # another process committed the same copy first: it is the same, use it
+                if not (folder / "index.json").is_file():
+                    raise
+                return _take_lease(folder)
+            fsync_dir(folder.parent)
         return lease
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
