@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 import torch
 
+from needs import missing
+
 CFLAGS = ["-std=c99", "-Wall", "-Werror", "-O2"]
 
 
@@ -54,7 +56,7 @@ def small(tmp_path_factory, digits):
 def host_build(small):
     cc = shutil.which("cc")
     if cc is None:
-        pytest.skip("no C compiler: install one (Debian: apt-get install gcc) for the host build")
+        missing("no C compiler: install one (Debian: apt-get install gcc) for the host build")
     exe = small.folder / "harness"
     subprocess.run([cc, *CFLAGS, "-o", str(exe), str(small.folder / "harness.c"), str(small.folder / "model.c")],
                    check=True, capture_output=True, text=True)
@@ -96,7 +98,7 @@ def test_host_build_equals_onnxruntime_on_every_validation_digit(small, host_bui
 def test_learner_export_c_from_the_cli_writes_model_and_header_and_checks_itself(small, tmp_path, capsys):
     """``hotstart export MODEL_DIR --format c`` -> learner.export(..., format="c"): int8, C, self-check."""
     if shutil.which("cc") is None:
-        pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
+        missing("no C compiler: install one (Debian: apt-get install gcc)")
     from hotstart.cli import main
 
     small.learner.save(tmp_path / "model")
@@ -117,7 +119,7 @@ def test_resnet10t_class_model_at_32x32_agrees_with_onnxruntime(digits, tmp_path
     """timm's resnet10t layout (tiered deep stem, max pool, avg-pool downsampling, residual adds) at
     narrower widths, so that it trains and compiles in seconds."""
     if shutil.which("cc") is None:
-        pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
+        missing("no C compiler: install one (Debian: apt-get install gcc)")
     from timm.models.resnet import BasicBlock, ResNet
 
     from hotstart import ImageClassificationSingle, tasklearner
@@ -172,9 +174,9 @@ ARM_TOOLS = ("arm-none-eabi-gcc", "arm-none-eabi-size", "qemu-system-arm")
 
 
 def test_cortex_m4_firmware_in_qemu_equals_the_host_build(small, host_build):
-    missing = [t for t in ARM_TOOLS if shutil.which(t) is None]
-    if missing:
-        pytest.skip(f"{', '.join(missing)} not found: install Debian's gcc-arm-none-eabi, libnewlib-arm-none-eabi "
+    absent = [t for t in ARM_TOOLS if shutil.which(t) is None]
+    if absent:
+        missing(f"{', '.join(absent)} not found: install Debian's gcc-arm-none-eabi, libnewlib-arm-none-eabi "
                     f"and qemu-system-arm (apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)")
     from hotstart.export.c import firmware, host
 
@@ -254,7 +256,7 @@ def test_depthwise_strided_padded_and_clipped_layers_equal_onnxruntime(digits, t
     quantizer folds into the output range), average pooling with padding (border windows hold fewer
     values), max pooling with ceil_mode, flatten."""
     if shutil.which("cc") is None:
-        pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
+        missing("no C compiler: install one (Debian: apt-get install gcc)")
     import onnx
     import torch.nn as nn
 

@@ -4,7 +4,7 @@ Needs Debian's Chromium (``apt-get install chromium``), the Python package ``pla
 that Chromium; playwright's own browser download is not used) and onnxruntime-web from npm
 (``npm install onnxruntime-web@<ORT_WEB_VERSION>``; point ``HOTSTART_ORT_WEB`` at its
 ``node_modules/onnxruntime-web``). `.ci/run` installs all three; elsewhere the test is skipped
-with a message that says what is missing.
+with a message that says what is missing (under ``CI=true`` it fails instead: tests/needs.py).
 
 Run as a script, it writes the README's screenshot with the same code path:
 
@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import prestart
+from needs import missing
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -39,19 +40,19 @@ def _ort_web() -> Path | None:
 
 
 def _missing() -> list[str]:
-    missing = []
+    absent = []
     if _chromium() is None:
-        missing.append("Chromium (apt-get install chromium)")
+        absent.append("Chromium (apt-get install chromium)")
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        missing.append("playwright (pip install playwright; it drives the system Chromium)")
+        absent.append("playwright (pip install playwright; it drives the system Chromium)")
     if _ort_web() is None:
         from hotstart.export.web import ORT_WEB_VERSION
 
-        missing.append(f"onnxruntime-web (npm install onnxruntime-web@{ORT_WEB_VERSION} and set "
-                       f"HOTSTART_ORT_WEB to its node_modules/onnxruntime-web)")
-    return missing
+        absent.append(f"onnxruntime-web (npm install onnxruntime-web@{ORT_WEB_VERSION} and set "
+                      f"HOTSTART_ORT_WEB to its node_modules/onnxruntime-web)")
+    return absent
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -155,9 +156,9 @@ PRESTART = pytest.mark.prestart(*([] if _missing_once() else ["web:export"]))
 
 @pytest.fixture(scope="module")
 def web_export():
-    missing = _missing_once()
-    if missing:
-        pytest.skip("the browser test needs " + "; ".join(missing))
+    absent = _missing_once()
+    if absent:
+        missing("the browser test needs " + "; ".join(absent))
     run = prestart.result("web:export")
     assert run.returncode == 0, run.stderr[-3000:]
     tmp = run.folder
@@ -238,9 +239,9 @@ if __name__ == "__main__":  # the README's screenshot, made by the test's own co
     import tempfile
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/web-page.png")
-    missing = _missing()
-    if missing:
-        sys.exit("needs " + "; ".join(missing))
+    absent = _missing()
+    if absent:
+        sys.exit("needs " + "; ".join(absent))
     with tempfile.TemporaryDirectory() as d:
         web, _, pngs = export_digits_page(Path(d), vendor=_ort_web())
         run_page(web, [pngs[:3]], screenshot=out)

@@ -15,6 +15,7 @@ from importlib import resources
 
 import numpy as np
 import pytest
+from needs import missing
 
 from hotstart import predictor
 
@@ -36,8 +37,9 @@ def _js_preprocess(tmp_path, cases):
     return json.loads((tmp_path / "out.json").read_text())
 
 
-@pytest.mark.skipif(NODE is None, reason="needs Node.js (apt-get install nodejs) to run the page's JavaScript")
 def test_js_preprocess_equals_the_predictor(tmp_path):
+    if NODE is None:
+        missing("needs Node.js (apt-get install nodejs) to run the page's JavaScript")
     from PIL import Image as PILImage
 
     rng = np.random.default_rng(0)
