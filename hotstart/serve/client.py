@@ -63,7 +63,7 @@ def connect(path: Path | None = None) -> tuple[protocol.Channel | None, str | No
                       f"`hotstart serve` starts a new one)"), True
     except PermissionError:
         sock.close()
-        return None, _not_ours(path), True
+        return None, not_yours(path), True
     except OSError as e:
         sock.close()
         return None, f"cannot connect to {path}: {e.strerror or e}", True
@@ -74,8 +74,8 @@ def connect(path: Path | None = None) -> tuple[protocol.Channel | None, str | No
     return protocol.Channel(sock), None, True
 
 
-def _not_ours(path: Path) -> str:
-    """Why a socket we may not connect to is not ours: who owns it, or its folder."""
+def not_yours(path: Path) -> str:
+    """Why the socket `path`, which we may not connect to, is not ours: who owns it, or its folder."""
     for owned in (path, path.parent):
         try:
             owner = owned.stat().st_uid
