@@ -4,8 +4,6 @@ Before, ``hotstart export --out`` onto an existing folder, below a file, or onto
 folder failed only after loading the model and exporting (and, for int8, calibrating) it. Here the
 model is never loaded: `load_learner` is replaced by a function that fails the test if called.
 """
-import os
-
 import pytest
 
 from hotstart.errors import UsageError

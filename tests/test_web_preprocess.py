@@ -3,7 +3,7 @@
 `preprocess` in hotstart/export/web_page/app.js mirrors `encode_image` in hotstart/predictor.py:
 the same conversion to L / RGB, the same fixed-point antialiased resize (up and down, both axes),
 the same channel conversion and normalization. Node runs the page's own file (no copy of it).
-Skipped, saying so, where Node.js is not installed.
+Skipped, saying so, where Node.js is not installed (failed under ``CI=true``: tests/needs.py).
 """
 from __future__ import annotations
 
@@ -14,10 +14,9 @@ import subprocess
 from importlib import resources
 
 import numpy as np
-import pytest
-from needs import missing
 
 from hotstart import predictor
+from needs import missing
 
 NODE = shutil.which("node")
 RUNNER = """
