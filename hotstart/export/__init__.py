@@ -10,15 +10,18 @@ ExecuTorch .pte (fp32 or int8, see pte.py) and int8 from quantization-aware trai
     learner.export("digits-web", format="web", vendor=None)  # a static page (see web.py)
     learner.export("digits.c", format="c")                # C for microcontrollers (see c/)
 
-Every destination is checked before the export's work starts (destination.py). The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
-(numpy + pillow + onnxruntime) or a C++ program can use them without hotstart.
+Every destination is checked before the export's work starts (destination.py). Every exported
+file is checked against eager torch by the runtime that runs it (parity.py, hotstart/runtimes/).
+The exported files hold the task (classes, size, normalization...) in the model contract's
+metadata (hotstart/contract/schema.py), so that hotstart/predictor.py (numpy + pillow +
+onnxruntime), any runtime in hotstart/runtimes/ or a C++ program can use them without hotstart.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..errors import UsageError
-from .onnx import ExportError, ExportReport
+from .report import ExportError, ExportReport
 
 __all__ = ["export", "ExportError", "ExportReport"]
 

@@ -1,0 +1,57 @@
+"""Printing predictions: one line of text, or one JSON object, per input.
+
+JSON lines are always valid JSON: they are written with ``allow_nan=False``, and a model output
+that is not finite never gets that far (contract/outputs.py refuses it, and the input gets an
+error line instead).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["format_prediction", "top_classes", "json_line", "predict_paths"]
+
+
+def top_classes(probs: np.ndarray, classes: list, top_k: int) -> list[list]:
+    """[[label, probability], ...] for the `top_k` most probable classes (the first on a tie)."""
+    order = np.argsort(-np.asarray(probs), kind="stable")[:top_k]
+    return [[classes[i], float(probs[i])] for i in order]
+
+
+def format_prediction(name: str, label, probs: np.ndarray, classes: list, top_k: int) -> str:
+    tops = ", ".join(f"{c} {p:.3f}" for c, p in top_classes(probs, classes, top_k))
+    return f"{name}: {label} ({tops})"
+
+
+def json_line(record: dict[str, Any]) -> str:
+    """`record` as one line of JSON; a ValueError rather than NaN or Infinity, which JSON has not."""
+    return json.dumps(record, allow_nan=False)
+
+
+def predict_paths(model, paths: Sequence[str], top_k: int = 3, as_json: bool = False, out=None) -> int:
+    """Print each input's prediction with `model` (a `ContractModel`); an input that cannot be
+    predicted gets an error line naming it (the others are still predicted) and the status 1."""
+    out = out or sys.stdout
+    status = 0
+    for path in paths:
+        try:
+            label, probs = model.predict(path)
+            if model.classes is None:  # a regression: its values, in the target's units
+                values = [float(v) for v in np.asarray(label).reshape(-1)]
+                line = (json_line({"image": str(path), "value": values}) if as_json
+                        else f"{path}: {', '.join(f'{v:.6g}' for v in values)}")
+            elif as_json:
+                line = json_line({"image": str(path), "label": label, "top": top_classes(probs, model.classes, top_k)})
+            else:
+                line = format_prediction(str(path), label, probs, model.classes, top_k)
+        except (OSError, ValueError, TypeError) as e:
+            message = str(e)
+            print(f"error: {message if message.startswith(str(path)) else f'{path}: {message}'}", file=sys.stderr)
+            status = 1
+            continue
+        print(line, file=out)
+        out.flush()
+    return status
