@@ -27,11 +27,14 @@ from typing import Sequence
 import numpy as np
 
 if __package__:  # hotstart.predictor
-    from .contract import ContractModel, MetadataError, check_against_model, predict_paths, read_metadata
+    from .contract import (ContractModel, ImageInputError, InputValueError, MetadataError, check_against_model,
+                           predict_paths, read_metadata)
 else:  # a bundle's predictor.py, beside its copy of the contract
-    from hotstart_contract import ContractModel, MetadataError, check_against_model, predict_paths, read_metadata
+    from hotstart_contract import (ContractModel, ImageInputError, InputValueError, MetadataError,
+                                   check_against_model, predict_paths, read_metadata)
 
-__all__ = ["Predictor", "main"]
+# the errors an app catches: a damaged model file, an unreadable image, a row or series the model cannot take
+__all__ = ["Predictor", "MetadataError", "ImageInputError", "InputValueError", "main"]
 
 
 class Predictor(ContractModel):

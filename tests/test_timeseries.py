@@ -254,7 +254,7 @@ def test_cli_trains_a_ts_file_and_the_warmup_has_a_series_workload(tmp_path, cap
 def test_predictor_encodes_and_decodes_a_series_regression_as_the_task_does():
     """No model needed: the metadata of a set-up TSRegression task, read by the predictor's numpy code."""
     from hotstart.export.metadata import task_metadata
-    from hotstart.predictor import KINDS, check_metadata, read_metadata
+    from hotstart.contract import KINDS, check_metadata, read_metadata
 
     covid, blocks = datasets.load("Covid3Month")
     for normalize in ("channel", "series"):
@@ -263,7 +263,7 @@ def test_predictor_encodes_and_decodes_a_series_regression_as_the_task_does():
         check_metadata(meta, "covid")
         kind = KINDS["TSRegression"]
         series = [covid[0][i] for i in range(140, 150)]
-        np.testing.assert_array_equal(np.stack([kind.encode(s, meta) for s in series]),
+        np.testing.assert_array_equal(np.stack([kind.encoder(meta)(s) for s in series]),
                                       np.stack([task.preprocessing.encode_array(s) for s in series]))
         out = np.array([0.3], dtype=np.float32)
         np.testing.assert_allclose(kind.decode(out, meta)[0], task.decode_output(torch.from_numpy(out))[0], rtol=1e-6)
