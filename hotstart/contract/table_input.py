@@ -147,7 +147,7 @@ class TableEncoder:
             z = (np.where(missing, self.fill, raw) - self.mean) / self.std
             if not (np.abs(z) <= FLOAT32_MAX).all():
                 j = int(np.argmax(~(np.abs(z) <= FLOAT32_MAX)))
-                raise InputValueError(f"column {self.continuous[j]!r}: {raw[j]!r} is out of this model's range: "
+                raise InputValueError(f"column {self.continuous[j]!r}: {float(raw[j])!r} is out of this model's range: "
                                       f"normalized with the training mean and std it is {z[j]:.3g}, beyond float32's "
                                       f"+-{FLOAT32_MAX:.3g}")
             out[r, n_cat + n_na:] = z
