@@ -35,7 +35,7 @@ from .metadata import task_metadata
 from .onnx import INPUT_NAME, OUTPUT_NAME, eval_copy, example_batch
 from .parity import check_against_torch
 from .report import ExportReport
-from .trace_errors import export_failure
+from .trace_errors import export_failure, quiet_trace
 
 FORMAT = format_name("pte")
 
@@ -57,7 +57,7 @@ def lower_to_pte(model, example, meta: dict[str, str]) -> bytes:
 
     program = None
     try:
-        with torch.no_grad():
+        with torch.no_grad(), quiet_trace():
             program = torch.export.export(model, (example,), strict=False)
         with quiet_native_output():  # ExecuTorch's cpuinfo notices
             edge = to_edge_transform_and_lower(program, partitioner=[XnnpackPartitioner()],
