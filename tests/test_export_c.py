@@ -162,6 +162,24 @@ def test_resnet10t_class_model_at_32x32_agrees_with_onnxruntime(digits, tmp_path
     assert (labels == ref.argmax(1))[clear].all() and np.mean(labels == ref.argmax(1)) >= 0.98
 
 
+def c_and_onnxruntime(learner, int8, tmp_path):
+    """The int8 file `int8` as C (host build) and in onnxruntime on `learner`'s validation images:
+    (C labels, C logits, onnxruntime's logits), int8 codes."""
+    import onnx
+
+    from hotstart.export.c import host, onnx_to_c
+    from hotstart.export.c.check import validation_pixels
+    from hotstart.export.c.convert import convert
+
+    onnx_to_c(int8, tmp_path / "c", harness=True)
+    exe = host.compile_host(tmp_path / "c")
+    meta = program_meta(int8)
+    pixels, _ = validation_pixels(learner, meta)
+    labels, logits = host.run_host(exe, pixels, 10)
+    out = convert(onnx.load(str(int8))).program.output
+    return labels, logits, host.onnxruntime_codes(int8.read_bytes(), pixels, meta, out.scale, out.zero_point)
+
+
 def program_meta(path):
     import onnx
 
@@ -259,8 +277,6 @@ def test_depthwise_strided_padded_and_clipped_layers_equal_onnxruntime(digits, t
     import torch.nn as nn
 
     from hotstart import ImageClassificationSingle, tasklearner
-    from hotstart.export.c import host, onnx_to_c
-    from hotstart.export.c.check import validation_pixels
     from hotstart.export.c.convert import convert
 
     net = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(),
@@ -276,12 +292,7 @@ def test_depthwise_strided_padded_and_clipped_layers_equal_onnxruntime(digits, t
     program = convert(onnx.load(str(int8))).program
     convs = [op for op in program.ops if type(op).__name__ == "Conv"]
     assert [c.groups for c in convs] == [1, 8] and convs[1].stride == (2, 2)
-    onnx_to_c(int8, tmp_path / "c", harness=True)
-    exe = host.compile_host(tmp_path / "c")
-    meta = program_meta(int8)
-    pixels, _ = validation_pixels(learner, meta)
-    labels, logits = host.run_host(exe, pixels, 10)
-    ref = host.onnxruntime_codes(int8.read_bytes(), pixels, meta, program.output.scale, program.output.zero_point)
+    labels, logits, ref = c_and_onnxruntime(learner, int8, tmp_path)
     assert np.abs(logits - ref).max() <= 1 and np.mean(labels == ref.argmax(1)) >= 0.98
 
 
@@ -349,8 +360,6 @@ def test_a_residual_add_of_inputs_with_different_zero_points_equals_onnxruntime(
     import torch.nn as nn
 
     from hotstart import ImageClassificationSingle, tasklearner
-    from hotstart.export.c import host, onnx_to_c
-    from hotstart.export.c.check import validation_pixels
     from hotstart.export.c.convert import convert
 
     class TwoBranches(nn.Module):
@@ -378,12 +387,7 @@ def test_a_residual_add_of_inputs_with_different_zero_points_equals_onnxruntime(
     adds = [op for op in program.ops if type(op).__name__ == "Add"]
     assert len(adds) == 1 and abs(adds[0].a.zero_point - adds[0].b.zero_point) >= 32, \
         [(op.a.zero_point, op.b.zero_point) for op in adds]
-    onnx_to_c(int8, tmp_path / "c", harness=True)
-    exe = host.compile_host(tmp_path / "c")
-    meta = program_meta(int8)
-    pixels, _ = validation_pixels(learner, meta)
-    labels, logits = host.run_host(exe, pixels, 10)
-    ref = host.onnxruntime_codes(int8.read_bytes(), pixels, meta, program.output.scale, program.output.zero_point)
+    _, logits, ref = c_and_onnxruntime(learner, int8, tmp_path)
     assert np.abs(logits - ref).max() <= 1 and np.mean(logits == ref) >= 0.98
 
 
@@ -392,18 +396,9 @@ def test_saturated_outputs_equal_onnxruntime_exactly(small, host_build, tmp_path
     off: every other comparison allows one step of rounding, so an output clamp at 126 passed them
     all. Calibrated on 4 images only, the int8 ranges are narrow, and the validation digits drive
     many logits to the limits."""
-    from hotstart.export.c import host, onnx_to_c
-    from hotstart.export.c.convert import convert
-    import onnx
-
     int8 = tmp_path / "narrow-int8.onnx"
     small.learner.export(int8, quantize="int8", calibrate=4)
-    onnx_to_c(int8, tmp_path / "c", harness=True)
-    exe = host.compile_host(tmp_path / "c")
-    labels, logits = host.run_host(exe, small.pixels, 10)
-    program = convert(onnx.load(str(int8))).program
-    ref = host.onnxruntime_codes(int8.read_bytes(), small.pixels, small.meta, program.output.scale,
-                                 program.output.zero_point)
+    _, logits, ref = c_and_onnxruntime(small.learner, int8, tmp_path)
     saturated = (ref == 127) | (ref == -128)
     assert (ref == 127).sum() >= 10 and (ref == -128).sum() >= 1, ((ref == 127).sum(), (ref == -128).sum())
     assert (logits[saturated] == ref[saturated]).all(), np.argwhere(logits[saturated] != ref[saturated])

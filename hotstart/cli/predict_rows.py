@@ -98,7 +98,7 @@ def predict_rows(model, paths, top_k: int = 3, as_json: bool = False, out=None) 
     `model`: a runtime (hotstart/contract/model.py's `ContractModel`) of a table kind: its
     ``predict(row dict)``, ``meta["table"]`` (the input columns) and ``classes`` (None for a
     regression)."""
-    from ..contract.report import format_prediction, json_line, top_classes
+    from ..contract.report import prediction_text
 
     out = out or sys.stdout
     status = 0
@@ -111,15 +111,8 @@ def predict_rows(model, paths, top_k: int = 3, as_json: bool = False, out=None) 
             name = f"{path} line {line}"
             try:
                 label, probs = model.predict(row)
-                if model.classes is None:  # a regression: the values, in the target's units
-                    values = [float(v) for v in list(label)]
-                    text = (json_line({"file": str(path), "line": line, "value": values}) if as_json
-                            else f"{name}: {', '.join(f'{v:.6g}' for v in values)}")
-                elif as_json:
-                    text = json_line({"file": str(path), "line": line, "label": label,
-                                      "top": top_classes(probs, model.classes, top_k)})
-                else:
-                    text = format_prediction(name, label, probs, model.classes, top_k)
+                text = prediction_text(name, {"file": str(path), "line": line}, label, probs, model.classes, top_k,
+                                       as_json)
             except (ValueError, TypeError) as e:  # a value the encoder refuses, an output that is not finite
                 print(f"error: {name}: {e}", file=sys.stderr)
                 status = 1

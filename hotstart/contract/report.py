@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["format_prediction", "top_classes", "json_line", "predict_paths"]
+__all__ = ["format_prediction", "top_classes", "json_line", "prediction_text", "predict_paths"]
 
 
 def top_classes(probs: np.ndarray, classes: list, top_k: int) -> list[list]:
@@ -31,6 +31,19 @@ def json_line(record: dict[str, Any]) -> str:
     return json.dumps(record, allow_nan=False)
 
 
+def prediction_text(name: str, record: dict[str, Any], label, probs, classes: list | None, top_k: int,
+                    as_json: bool) -> str:
+    """One input's prediction as a line: ``name: label (top-k)``, or a JSON object of `record` (what
+    names the input) with ``label`` and ``top``; a regression (`classes` None) gives its values."""
+    if classes is None:  # a regression: the values, in the target's units
+        values = [float(v) for v in np.asarray(label).reshape(-1)]
+        return (json_line({**record, "value": values}) if as_json
+                else f"{name}: {', '.join(f'{v:.6g}' for v in values)}")
+    if as_json:
+        return json_line({**record, "label": label, "top": top_classes(probs, classes, top_k)})
+    return format_prediction(name, label, probs, classes, top_k)
+
+
 def predict_paths(model, paths: Sequence[str], top_k: int = 3, as_json: bool = False, out=None) -> int:
     """Print each input's prediction with `model` (a `ContractModel`); an input that cannot be
     predicted gets an error line naming it (the others are still predicted) and the status 1."""
@@ -39,14 +52,7 @@ def predict_paths(model, paths: Sequence[str], top_k: int = 3, as_json: bool = F
     for path in paths:
         try:
             label, probs = model.predict(path)
-            if model.classes is None:  # a regression: its values, in the target's units
-                values = [float(v) for v in np.asarray(label).reshape(-1)]
-                line = (json_line({"image": str(path), "value": values}) if as_json
-                        else f"{path}: {', '.join(f'{v:.6g}' for v in values)}")
-            elif as_json:
-                line = json_line({"image": str(path), "label": label, "top": top_classes(probs, model.classes, top_k)})
-            else:
-                line = format_prediction(str(path), label, probs, model.classes, top_k)
+            line = prediction_text(str(path), {"image": str(path)}, label, probs, model.classes, top_k, as_json)
         except (OSError, ValueError, TypeError) as e:
             message = str(e)
             print(f"error: {message if message.startswith(str(path)) else f'{path}: {message}'}", file=sys.stderr)
