@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import math
-import sys
 from pathlib import Path
 
 from ..datasets.table_data import MISSING_CELLS  # the cells training read as missing
@@ -98,25 +97,11 @@ def predict_rows(model, paths, top_k: int = 3, as_json: bool = False, out=None) 
     `model`: a runtime (hotstart/contract/model.py's `ContractModel`) of a table kind: its
     ``predict(row dict)``, ``meta["table"]`` (the input columns) and ``classes`` (None for a
     regression)."""
-    from ..contract.report import prediction_text
+    from ..contract.report import print_predictions
 
-    out = out or sys.stdout
-    status = 0
-    for path in paths:
-        for line, row in read_rows(path, model.meta["table"]):
-            if isinstance(row, RowError):
-                print(f"error: {row}", file=sys.stderr)
-                status = 1
-                continue
-            name = f"{path} line {line}"
-            try:
-                label, probs = model.predict(row)
-                text = prediction_text(name, {"file": str(path), "line": line}, label, probs, model.classes, top_k,
-                                       as_json)
-            except (ValueError, TypeError) as e:  # a value the encoder refuses, an output that is not finite
-                print(f"error: {name}: {e}", file=sys.stderr)
-                status = 1
-                continue
-            print(text, file=out)
-            out.flush()
-    return status
+    def rows():
+        for path in paths:
+            for line, row in read_rows(path, model.meta["table"]):
+                yield f"{path} line {line}", {"file": str(path), "line": line}, row
+
+    return print_predictions(model, rows(), top_k, as_json, out)

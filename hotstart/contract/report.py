@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["format_prediction", "top_classes", "json_line", "prediction_text", "predict_paths"]
+__all__ = ["format_prediction", "top_classes", "json_line", "prediction_text", "print_predictions", "predict_paths"]
 
 
 def top_classes(probs: np.ndarray, classes: list, top_k: int) -> list[list]:
@@ -44,20 +44,30 @@ def prediction_text(name: str, record: dict[str, Any], label, probs, classes: li
     return format_prediction(name, label, probs, classes, top_k)
 
 
-def predict_paths(model, paths: Sequence[str], top_k: int = 3, as_json: bool = False, out=None) -> int:
-    """Print each input's prediction with `model` (a `ContractModel`); an input that cannot be
-    predicted gets an error line naming it (the others are still predicted) and the status 1."""
+def print_predictions(model, items: Iterable[tuple[str, dict, Any]], top_k: int = 3, as_json: bool = False,
+                      out=None) -> int:
+    """Print the prediction of `model` (a `ContractModel`) for each ``(name, record, input)`` of
+    `items` (`record`: what names the input in a JSON line); an input that is an exception already,
+    or that cannot be predicted, gets an error line naming it, the others are still predicted, and
+    the status is 1."""
     out = out or sys.stdout
     status = 0
-    for path in paths:
+    for name, record, x in items:
         try:
-            label, probs = model.predict(path)
-            line = prediction_text(str(path), {"image": str(path)}, label, probs, model.classes, top_k, as_json)
-        except (OSError, ValueError, TypeError) as e:
+            if isinstance(x, Exception):
+                raise x
+            label, probs = model.predict(x)
+            text = prediction_text(name, record, label, probs, model.classes, top_k, as_json)
+        except (OSError, ValueError, TypeError) as e:  # unreadable, refused by the encoder, an output not finite
             message = str(e)
-            print(f"error: {message if message.startswith(str(path)) else f'{path}: {message}'}", file=sys.stderr)
+            print(f"error: {message if message.startswith(name) else f'{name}: {message}'}", file=sys.stderr)
             status = 1
             continue
-        print(line, file=out)
+        print(text, file=out)
         out.flush()
     return status
+
+
+def predict_paths(model, paths: Sequence[str], top_k: int = 3, as_json: bool = False, out=None) -> int:
+    """`print_predictions` for image files (or other inputs named by a path)."""
+    return print_predictions(model, ((str(p), {"image": str(p)}, p) for p in paths), top_k, as_json, out)
