@@ -2,7 +2,7 @@
 ExecuTorch .pte (fp32 or int8, see pte.py) and int8 from quantization-aware training (qat.py).
 
     learner.export("digits.onnx")                         # -> ExportReport (printable)
-    learner.export("digits-int8.onnx", quantize="int8")
+    learner.export("digits-int8.onnx", quantize="int8")    # + measure=True: accuracy and latency too
     learner.export("digits.pt2", format="pt2")
     learner.export("digits.pte", batch_size=1)            # ExecuTorch + XNNPACK; static batch size
     learner.export("digits-int8.pte", quantize="int8")
@@ -30,7 +30,10 @@ FORMATS = ("onnx", "pt2", "pte", "web", "c")
 
 def export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
            **kwargs) -> ExportReport:
-    """Export `learner` to `path`; `format` defaults from the suffix (.onnx / .pt2 / .pte)."""
+    """Export `learner` to `path`; `format` defaults from the suffix (.onnx / .pt2 / .pte / .c).
+
+    ONNX int8 (``quantize="int8"``) takes ``measure=True`` to also report the validation accuracy of
+    the fp32 and int8 files and their latency (a validation pass and a benchmark: off by default)."""
     path = Path(path)
     if format is None:
         format = {".onnx": "onnx", ".pt2": "pt2", ".pte": "pte", ".c": "c"}.get(path.suffix.lower())
