@@ -57,8 +57,10 @@ import numpy as np
 
 from ..atomic import atomic_write_bytes
 from ..errors import UsageError
-from .report import ExportError, ExportReport
+from ..predictor import Predictor  # the onnxruntime runtime: it checks each file the export writes
 from .metadata import task_metadata
+from .parity import check_against_torch
+from .report import ExportError, ExportReport
 
 INPUT_NAME, OUTPUT_NAME = "input", "logits"
 _TWO_GB = 2 * 1024 ** 3
@@ -103,10 +105,8 @@ def write_onnx(model, task, path, *, tolerance: float | None = 1e-4, opset: int 
         raise ExportError(f"the model is {proto.ByteSize() / 1e9:.1f} GB: ONNX files over 2 GB need external "
                           "data, which this export does not write (export format='pt2' instead)")
     data = proto.SerializeToString()
-    from .parity import check_against_torch
-
     check = example_batch(task, 3, seed=1)  # another batch size than the traced one: the batch is dynamic
-    diff = check_against_torch(open_onnx(data), model, check, tolerance=tolerance, what="onnxruntime", path=path,
+    diff = check_against_torch(Predictor.load(data), model, check, tolerance=tolerance, what="onnxruntime", path=path,
                                hint=". An op may be exported inexactly: try opset=... or another backbone")
     atomic_write_bytes(path, data)
     return ExportReport(path, format, len(data), diff)
@@ -144,11 +144,3 @@ def _torch_onnx_export(model, x, opset):
         raise export_failure("ONNX export", e, model, x, hint=DEFAULT_HINT + ", format='pt2' (torch.export + "
                              "AOTInductor, no ONNX op coverage needed), or another opset=...") from e
     return program
-
-
-def open_onnx(data: bytes):
-    """The ONNX model `data` behind the runtime interface (the torch-free predictor's onnxruntime
-    adapter), its metadata checked against the graph as a deployment will check it."""
-    from ..predictor import Predictor
-
-    return Predictor.load(data)

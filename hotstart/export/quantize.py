@@ -31,7 +31,8 @@ import numpy as np
 
 from ..atomic import atomic_write_bytes
 from ..errors import UsageError
-from .onnx import ExportReport, eval_copy, export_onnx, open_onnx, strip_symbolic_value_info
+from ..predictor import Predictor
+from .onnx import ExportReport, eval_copy, export_onnx, strip_symbolic_value_info
 from .parity import max_difference
 
 
@@ -120,7 +121,7 @@ def export_int8(learner, path, *, calibrate: int = 256, reduce_range: bool | str
         data = strip_symbolic_value_info(model).SerializeToString()  # quant_pre_process added them back
         # the int8 file's own difference from the fp32 torch model (not the fp32 file's), on training
         # images: random inputs lie outside the calibrated ranges and would overstate it
-        int8_diff = max_difference(open_onnx(data), eval_copy(learner), _encoded(learner.task, samples[:8]))
+        int8_diff = max_difference(Predictor.load(data), eval_copy(learner), _encoded(learner.task, samples[:8]))
         fp32_bytes = fp32.read_bytes()
         extra = {"calibration samples": len(samples), "reduce_range": bool(reduce_range), "cpu has VNNI": vnni,
                  "size ratio (fp32 / int8)": round(len(fp32_bytes) / len(data), 2)}
@@ -134,7 +135,7 @@ def export_int8(learner, path, *, calibrate: int = 256, reduce_range: bool | str
 def compare(learner, fp32: bytes, int8: bytes, repeats: int = 20) -> dict:
     """Validation accuracy of both files (torch-free predictor) and CPU latency ratios at batch 1 and 32."""
     out: dict = {}
-    preds = [open_onnx(b) for b in (fp32, int8)]
+    preds = [Predictor.load(b) for b in (fp32, int8)]
     sessions = [p.session for p in preds]
     if learner.valid_loader is not None:
         ds = learner.valid_loader.dataset

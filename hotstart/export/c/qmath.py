@@ -81,10 +81,10 @@ def input_tables(mean, std, scale: float, zero_point: int, dtype) -> np.ndarray:
     """For each channel, the int8 code of every pixel value 0..255 (channels x 256 int8).
 
     The image encoding (x / 255 - mean) / std in float32, by the model contract's own
-    `normalize_pixels` (what every runtime computes), then onnxruntime's own QuantizeLinear (run on a one-node graph, so its rounding is used, not a
-    copy of it). A table makes the C's preprocessing a lookup: exact, and free of floats.
+    `normalize_pixels` (what every runtime computes), then onnxruntime's own QuantizeLinear (run on
+    a one-node graph, so its rounding is used, not a copy of it). A table makes the C's
+    preprocessing a lookup: exact, and free of floats.
     """
-    import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
