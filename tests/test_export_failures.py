@@ -30,7 +30,7 @@ def _learner(layer, width):
     return tasklearner(task, None, model=TaskModel(backbone, nn.Linear(width, 3)), progress=False)
 
 
-@pytest.mark.parametrize("suffix", [".onnx", ".pt2", ".pte"])
+@pytest.mark.parametrize("suffix", [".pt2", ".pte"])  # .onnx: tests/test_deploy.py
 def test_data_dependent_control_flow_is_one_paragraph_naming_the_layer(tmp_path, capfd, suffix):
     if suffix == ".pte":
         pytest.importorskip("executorch", reason="install hotstart[edge] for the .pte export")
