@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..contract.errors import MetadataError
 from ..contract.model import ContractModel
 from ..contract.schema import read_metadata
 from .native_output import quiet_native_output
@@ -38,7 +39,13 @@ class Pt2Runtime(ContractModel):
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such .pt2 package")
-        package = load_package(path)
+        if path.stat().st_size == 0:
+            raise MetadataError(f"{path}: the file is empty (0 bytes), not an AOTInductor package")
+        try:
+            package = load_package(path)
+        except Exception as e:  # torch raises RuntimeError and others for a damaged or foreign package
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise MetadataError(f"{path}: AOTInductor cannot load it: {first}") from e
         return cls(package, read_metadata(dict(package.get_metadata()), str(path), container="pt2"), str(path))
 
     def run(self, batch: np.ndarray) -> np.ndarray:
