@@ -20,18 +20,17 @@ interface (`ContractModel`); hotstart/runtimes/ has the others (.pte, .pt2, eage
 """
 from __future__ import annotations
 
-import os
 import sys
 from typing import Sequence
 
 import numpy as np
 
 if __package__:  # hotstart.predictor
-    from .contract import (ContractModel, ImageInputError, InputValueError, MetadataError, check_against_model,
-                           predict_paths, read_metadata)
+    from .contract import (ContractModel, ImageInputError, InputValueError, MetadataError, cannot_load,
+                           check_against_model, model_file, predict_paths, read_metadata)
 else:  # a bundle's predictor.py, beside its copy of the contract
-    from hotstart_contract import (ContractModel, ImageInputError, InputValueError, MetadataError,
-                                   check_against_model, predict_paths, read_metadata)
+    from hotstart_contract import (ContractModel, ImageInputError, InputValueError, MetadataError, cannot_load,
+                                   check_against_model, model_file, predict_paths, read_metadata)
 
 # the errors an app catches: a damaged model file, an unreadable image, a row or series the model cannot take
 __all__ = ["Predictor", "MetadataError", "ImageInputError", "InputValueError", "main"]
@@ -58,19 +57,14 @@ class Predictor(ContractModel):
         if isinstance(source, (bytes, bytearray)):
             where, model = "<onnx bytes>", bytes(source)
         else:
-            where = model = os.fspath(source)
-            if not os.path.isfile(model):
-                raise FileNotFoundError(f"{model}: no such model file")
-            if os.path.getsize(model) == 0:
-                raise MetadataError(f"{model}: the file is empty (0 bytes), not an ONNX model; export it again")
+            where = model = model_file(source, "an ONNX model")
         opts = ort.SessionOptions()
         if threads is not None:
             opts.intra_op_num_threads = int(threads)
         try:
             session = ort.InferenceSession(model, opts, providers=list(providers or ["CPUExecutionProvider"]))
         except Exception as e:  # onnxruntime raises its own exception types
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise MetadataError(f"{where}: onnxruntime cannot load it: {first}") from e
+            raise cannot_load(where, "onnxruntime", e) from e
         return cls(session, read_metadata(session.get_modelmeta().custom_metadata_map, where), where)
 
     def run(self, batch: np.ndarray) -> np.ndarray:

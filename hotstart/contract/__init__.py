@@ -33,7 +33,7 @@ from .image_input import encode_image, normalize_pixels, resized_pixels
 from .images import (array_image_problem, array_to_pil, load_image, pil_image_problem, pixel_values_problem,
                      read_image_file, to_l_or_rgb, upright)
 from .kinds import KINDS, TABLE_KINDS, check_metadata
-from .model import ContractModel
+from .model import ContractModel, cannot_load, model_file
 from .outputs import decode_mask, points_from_unit, points_to_unit
 from .report import format_prediction, json_line, predict_paths
 from .resize import resize_uint8
@@ -45,7 +45,7 @@ from .table_input import TableEncoder, as_row, category_key, is_missing, row_pro
 __all__ = ["ImageInputError", "InputValueError", "MetadataError", "encode_image", "normalize_pixels",
            "resized_pixels", "array_image_problem", "array_to_pil", "load_image", "pil_image_problem",
            "pixel_values_problem", "read_image_file", "to_l_or_rgb", "upright", "KINDS", "TABLE_KINDS",
-           "check_metadata", "ContractModel", "decode_mask", "points_from_unit", "points_to_unit",
+           "check_metadata", "ContractModel", "cannot_load", "model_file", "decode_mask", "points_from_unit", "points_to_unit",
            "format_prediction", "json_line", "predict_paths", "resize_uint8", "FORMAT", "SCHEMA_VERSION",
            "check_against_model", "decode_metadata", "format_name", "input_shape", "read_metadata",
            "encode_series", "encode_series_input", "TableEncoder", "as_row", "category_key", "is_missing",

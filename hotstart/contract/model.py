@@ -14,13 +14,32 @@ else the one it takes (a ``.pte``); `run` takes any number of inputs either way.
 from __future__ import annotations
 
 import abc
+import os
 from typing import Any, Sequence
 
 import numpy as np
 
+from .errors import MetadataError
 from .kinds import KINDS, check_metadata
 
-__all__ = ["ContractModel"]
+__all__ = ["ContractModel", "model_file", "cannot_load"]
+
+
+def model_file(path, what: str) -> str:
+    """`path` (as text) once it is a file with something in it; else `FileNotFoundError`, or a
+    `MetadataError` for an empty file (which a runtime would misreport: "an old IR version")."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such {what}")
+    if os.path.getsize(path) == 0:
+        raise MetadataError(f"{path}: the file is empty (0 bytes), not {what}")
+    return path
+
+
+def cannot_load(where: str, runtime: str, error: BaseException) -> MetadataError:
+    """A `MetadataError`: `runtime` could not load `where`, with the first line of its `error`."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return MetadataError(f"{where}: {runtime} cannot load it: {first}")
 
 
 class ContractModel(abc.ABC):

@@ -4,12 +4,9 @@ runtime interface. The task travels in the package's AOTInductor metadata, read 
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from ..contract.errors import MetadataError
-from ..contract.model import ContractModel
+from ..contract.model import ContractModel, cannot_load, model_file
 from ..contract.schema import read_metadata
 from .native_output import quiet_native_output
 
@@ -36,17 +33,12 @@ class Pt2Runtime(ContractModel):
 
     @classmethod
     def load(cls, path) -> "Pt2Runtime":
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such .pt2 package")
-        if path.stat().st_size == 0:
-            raise MetadataError(f"{path}: the file is empty (0 bytes), not an AOTInductor package")
+        path = model_file(path, "an AOTInductor package (.pt2)")
         try:
             package = load_package(path)
         except Exception as e:  # torch raises RuntimeError and others for a damaged or foreign package
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise MetadataError(f"{path}: AOTInductor cannot load it: {first}") from e
-        return cls(package, read_metadata(dict(package.get_metadata()), str(path), container="pt2"), str(path))
+            raise cannot_load(path, "AOTInductor", e) from e
+        return cls(package, read_metadata(dict(package.get_metadata()), path, container="pt2"), path)
 
     def run(self, batch: np.ndarray) -> np.ndarray:
         import torch

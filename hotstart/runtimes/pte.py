@@ -8,12 +8,11 @@ and splits a longer one. ExecuTorch's Python runtime takes torch tensors, so thi
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 
 from ..contract.errors import MetadataError
-from ..contract.model import ContractModel
+from ..contract.model import ContractModel, cannot_load, model_file
 from ..contract.schema import read_metadata
 from .native_output import quiet_native_output
 
@@ -38,17 +37,13 @@ class PteRuntime(ContractModel):
         """`source`: a .pte path, or its bytes (the export checks the program before writing it)."""
         from executorch.runtime import Runtime
 
-        where = "<pte bytes>" if isinstance(source, (bytes, bytearray)) else str(source)
-        if not isinstance(source, (bytes, bytearray)):
-            source = Path(source)
-            if not source.is_file():
-                raise FileNotFoundError(f"{source}: no such .pte file")
-            if source.stat().st_size == 0:
-                raise MetadataError(f"{source}: the file is empty (0 bytes), not an ExecuTorch program")
+        if isinstance(source, (bytes, bytearray)):
+            where, source = "<pte bytes>", bytes(source)
+        else:
+            where = source = model_file(source, "an ExecuTorch program (.pte)")
         try:
             with quiet_native_output():
-                program = Runtime.get().load_program(bytes(source) if isinstance(source, bytearray) else
-                                                     source if isinstance(source, bytes) else str(source))
+                program = Runtime.get().load_program(source)
                 names = program.method_names
                 if METADATA_METHOD not in names:
                     raise MetadataError(f"{where}: not a .pte written by hotstart's export (no {METADATA_METHOD} "
@@ -58,8 +53,7 @@ class PteRuntime(ContractModel):
         except MetadataError:
             raise
         except Exception as e:  # ExecuTorch raises RuntimeError and others
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise MetadataError(f"{where}: ExecuTorch cannot load it: {first}") from e
+            raise cannot_load(where, "ExecuTorch", e) from e
         if not isinstance(props, dict):
             raise MetadataError(f"{where}: its {METADATA_METHOD} is not a JSON object")
         props = {k: v if isinstance(v, str) else json.dumps(v) for k, v in props.items()}
