@@ -98,3 +98,46 @@ def test_learner_export_checks_the_destination_before_touching_the_learner(tmp_p
         export(None, target, fmt)
     with pytest.raises(UsageError, match="export path"):
         export(None, tmp_path / "file" / "m.onnx", "onnx", quantize="int8")
+
+
+def test_a_destination_inside_the_model_folder_is_refused_for_every_format(tmp_path, capsys, no_loading):
+    """Before, ``--out RUN/model/task.json`` wrote the ONNX file over the model's task.json (exit 0,
+    and the model no longer loaded); a web or C folder swapped in for the run folder would take the
+    model with it. Every format, and the bundle, refuse it before the model is loaded."""
+    from hotstart.cli import main
+
+    run = tmp_path / "run"
+    model = run / "model"
+    model.mkdir(parents=True)
+    (model / "task.json").write_text("{}")
+    (model / "weights.safetensors").write_bytes(b"weights")
+    cases = {
+        "onnx over task.json": ["--out", str(model / "task.json")],
+        "int8 beside the weights": ["--quantize", "int8", "--out", str(model / "m.onnx")],
+        "pt2 inside": ["--format", "pt2", "--out", str(model / "m.pt2")],
+        "pte over the weights": ["--format", "pte", "--out", str(model / "weights.safetensors")],
+        "web as the run folder": ["--format", "web", "--out", str(run)],
+        "web inside": ["--format", "web", "--out", str(model / "web")],
+        "c folder as the run folder": ["--format", "c", "--out", str(run)],
+        "c file inside": ["--format", "c", "--out", str(model / "m.c")],
+        "bundle inside": ["--bundle", str(model / "deploy")],
+        "the model folder itself": ["--format", "web", "--out", str(model)],
+    }
+    for name, args in cases.items():
+        for source in (run, model):  # train's --out folder, or the model folder itself
+            assert main(["export", str(source), *args]) == 1, name
+            err = capsys.readouterr().err
+            assert str(model) in err and "model being exported" in err and "Traceback" not in err, (name, err)
+    assert sorted(p.name for p in model.iterdir()) == ["task.json", "weights.safetensors"]
+    assert (model / "task.json").read_text() == "{}" and (model / "weights.safetensors").read_bytes() == b"weights"
+    assert sorted(p.name for p in run.iterdir()) == ["model"]
+
+
+def test_a_c_export_of_an_onnx_file_is_not_written_over_it(tmp_path, capsys):
+    from hotstart.cli import main
+
+    source = tmp_path / "m-int8.onnx"
+    source.write_bytes(b"an int8 model")
+    assert main(["export", str(source), "--format", "c", "--out", str(source)]) == 1
+    assert "model being exported" in capsys.readouterr().err
+    assert source.read_bytes() == b"an int8 model"

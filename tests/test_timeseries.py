@@ -277,7 +277,7 @@ def test_cli_trains_a_ts_file_and_the_warmup_has_a_series_workload(tmp_path, cap
 def test_predictor_encodes_and_decodes_a_series_regression_as_the_task_does():
     """No model needed: the metadata of a set-up TSRegression task, read by the predictor's numpy code."""
     from hotstart.export.metadata import task_metadata
-    from hotstart.predictor import KINDS, check_metadata, read_metadata
+    from hotstart.contract import KINDS, check_metadata, read_metadata
 
     covid, blocks = datasets.load("Covid3Month")
     for normalize in ("channel", "series"):
@@ -286,7 +286,33 @@ def test_predictor_encodes_and_decodes_a_series_regression_as_the_task_does():
         check_metadata(meta, "covid")
         kind = KINDS["TSRegression"]
         series = [covid[0][i] for i in range(140, 150)]
-        np.testing.assert_array_equal(np.stack([kind.encode(s, meta) for s in series]),
+        np.testing.assert_array_equal(np.stack([kind.encoder(meta)(s) for s in series]),
                                       np.stack([task.preprocessing.encode_array(s) for s in series]))
         out = np.array([0.3], dtype=np.float32)
         np.testing.assert_allclose(kind.decode(out, meta)[0], task.decode_output(torch.from_numpy(out))[0], rtol=1e-6)
+
+
+def test_a_series_value_that_overflows_float32_is_named_by_channel_and_step():
+    """A finite value so large that, standardised, it overflows float32 became inf and every output
+    NaN; an infinity was refused without saying where. Now both name the channel and the step, for
+    the predictor and for training's encoding alike (one function)."""
+    from hotstart.contract import InputValueError, KINDS, read_metadata
+    from hotstart.errors import SampleError
+    from hotstart.export.metadata import task_metadata
+
+    covid, blocks = datasets.load("Covid3Month")
+    for normalize in ("channel", "series", None):
+        task = TSRegression(blocks, normalize=normalize).setup(covid.split("train"))
+        encode = KINDS["TSRegression"].encoder(read_metadata(task_metadata(task)))
+        series = np.array(covid[0][140], dtype=np.float64).reshape(1, -1)
+        huge = series.copy()
+        huge[0, 7] = 1e308 if normalize != "series" else 1e200  # series: the spread itself overflows
+        with pytest.raises(InputValueError, match=r"channel 0(, step 7)?: .*(float32|overflows)"):
+            encode(huge)
+        with pytest.raises(SampleError, match=r"channel 0(, step 7)?: "):
+            task.preprocessing.encode_array(huge)
+        infinite = series.copy()
+        infinite[0, 3] = -np.inf
+        with pytest.raises(InputValueError, match=r"channel 0, step 3: -inf is not a finite number"):
+            encode(infinite)
+        assert np.isfinite(encode(series)).all()
