@@ -20,6 +20,8 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
+import md_table
+
 PAGE_FOLDER = "reference"
 
 
@@ -113,14 +115,10 @@ def homes(pages: list[ModulePage]) -> dict[str, str]:
     return home
 
 
-def _link(n: Name, pages_by_module: dict[str, ModulePage], here: str) -> str:
+def _link(n: Name, pages_by_module: dict[str, ModulePage]) -> str:
     if n.is_module and n.target in pages_by_module:
         return f"[`{n.name}`]({Path(pages_by_module[n.target].src_uri).name})"
     return f"[`{n.name}`][{n.target}]"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def render(page: ModulePage, pages: list[ModulePage], home: dict[str, str]) -> str:
@@ -131,7 +129,7 @@ def render(page: ModulePage, pages: list[ModulePage], home: dict[str, str]) -> s
              "      show_root_toc_entry: false", "",
              "| name | what it is |", "|---|---|"]
     for n in page.names:
-        lines.append(f"| {_link(n, by_module, page.module)} | {_cell(n.summary)} |")
+        lines.append(f"| {_link(n, by_module)} | {md_table.cell(n.summary)} |")
     lines.append("")
     for n in page.names:
         if n.is_module and n.target in by_module:

@@ -12,6 +12,8 @@ the envelope rows.
 """
 from __future__ import annotations
 
+import md_table
+
 # Keys every export carries, read before any kind's check (predictor.read_metadata, check_metadata,
 # check_against_model and export/metadata.task_metadata): (key, what it holds).
 ENVELOPE = [
@@ -54,10 +56,6 @@ def kind_rows() -> dict[str, list[tuple[str, str, bool]]]:
     return rows
 
 
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
-
-
 def render() -> str:
     from hotstart.predictor import FORMAT, JSON_KEYS, PLAIN_KEYS
 
@@ -83,7 +81,7 @@ def render() -> str:
              "when the site is built: a model whose metadata breaks a rule below is refused with an error "
              "naming the file and the key.", "",
              "## Every model", "", "| key | value | holds |", "|---|---|---|"]
-    lines += [f"| `{key}` | {encoding(key)} | {_cell(what.format(**fmt))} |" for key, what in ENVELOPE]
+    lines += [f"| `{key}` | {encoding(key)} | {md_table.cell(what.format(**fmt))} |" for key, what in ENVELOPE]
     keys = list(dict.fromkeys(key for kind in kinds for key, _, _ in rows[kind]))
     lines += ["", "## Per task kind", "",
               "**required** or *optional* in a model of that kind; blank: not read.", "",
@@ -104,6 +102,6 @@ def render() -> str:
                     by_what.setdefault(what, []).append(kind)
         for what, in_kinds in by_what.items():
             names = "all" if len(in_kinds) == len(kinds) else ", ".join(f"`{k}`" for k in in_kinds)
-            lines.append(f"| `{key}` | {encoding(key)} | {_cell(what)} | {names} |")
+            lines.append(f"| `{key}` | {encoding(key)} | {md_table.cell(what)} | {names} |")
     lines.append("")
     return "\n".join(lines)
