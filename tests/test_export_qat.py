@@ -1,5 +1,5 @@
 """int8 through torchao's PT2E flow: quantization-aware training (learner.quantize) and the int8
-.pte, each checked where it runs (ExecuTorch, onnxruntime through predictor.py).
+.pte, each checked where it runs (ExecuTorch, onnxruntime through predictor.py), opened by the runtimes.
 
 A small CNN on 200 digits at 8x8 (conftest's make_learner) keeps it quick; the accuracy study on
 all digits is benchmarks/scripts/qat_digits.py.
@@ -33,7 +33,7 @@ def _torch_labels(model, task, images):
 def test_qat_trains_with_the_loop_and_exports_to_pte_and_qdq_onnx(trained, tmp_path):
     import onnx
 
-    from hotstart.export.pte import PteModel
+    from hotstart.runtimes import open_file
     from hotstart.predictor import Predictor
 
     learner, images, targets = trained
@@ -45,7 +45,7 @@ def test_qat_trains_with_the_loop_and_exports_to_pte_and_qdq_onnx(trained, tmp_p
     qat = q.validate()["accuracy"]
     assert qat >= fp32 - 0.05, (qat, fp32)
     report = q.export(tmp_path / "qat.pte", batch_size=2)
-    pte = PteModel(tmp_path / "qat.pte")
+    pte = open_file(tmp_path / "qat.pte")
     assert "quantization-aware" in pte.meta["quantization"] and pte.batch_size == 2
     fp32_bytes = 4 * sum(p.numel() for p in learner.task_model().parameters())
     assert report.size_bytes < 0.4 * fp32_bytes  # int8 weights
@@ -67,11 +67,11 @@ def test_qat_trains_with_the_loop_and_exports_to_pte_and_qdq_onnx(trained, tmp_p
 
 
 def test_post_training_int8_pte_is_calibrated_and_close_to_fp32(trained, tmp_path):
-    from hotstart.export.pte import PteModel
+    from hotstart.runtimes import open_file
 
     learner, images, targets = trained
     report = learner.export(tmp_path / "ptq.pte", quantize="int8", calibrate=64)
-    pte = PteModel(report.path)
+    pte = open_file(report.path)
     assert "post-training" in pte.meta["quantization"] and "64 training samples" in pte.meta["quantization"]
     fp32 = learner.validate()["accuracy"]
     assert np.mean([pte.predict(img)[0] == t for img, t in zip(images, targets)]) >= fp32 - 0.05

@@ -383,7 +383,8 @@ def test_export_to_onnx_and_the_torch_free_predictor(species, tmp_path):
     agree with learner.predict; the regression decoding agrees with the task's, on the same metadata."""
     pytest.importorskip("onnxruntime")
     from hotstart.export.metadata import task_metadata
-    from hotstart.predictor import KINDS, Predictor, read_metadata
+    from hotstart.contract import KINDS, read_metadata
+    from hotstart.predictor import Predictor
 
     learner, data = species
     report = learner.export(tmp_path / "species.onnx")
@@ -402,5 +403,6 @@ def test_export_to_onnx_and_the_torch_free_predictor(species, tmp_path):
     out = np.array([0.25], dtype=np.float32)
     got, _ = KINDS["TabularRegression"].decode(out, meta)
     np.testing.assert_allclose(got, task.decode_output(torch.from_numpy(out))[0], rtol=1e-6)
-    np.testing.assert_array_equal(np.stack([KINDS["TabularRegression"].encode(r, meta) for r in mass.inputs[:20]]),
+    encode = KINDS["TabularRegression"].encoder(meta)
+    np.testing.assert_array_equal(np.stack([encode(r) for r in mass.inputs[:20]]),
                                   task.preprocessing.encode_rows(list(mass.inputs[:20])))

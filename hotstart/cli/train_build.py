@@ -71,4 +71,10 @@ def training_hint(args, learner, tabular: bool):
         advice.append("the default small CNN (leave out --backbone)")
         if not getattr(args, "pretrained", False):
             advice.append("--pretrained weights")
-    return TrainingHint(len(classes) if classes else None, advice=", ".join(advice))
+    # enough steps, still at chance: what the run has not tried yet, not more of the same
+    chance = ["check the labels (does each class's folder or column hold its own examples?)",
+              f"another --lr (now {args.lr if args.lr is not None else 'the default'}; a tenth or ten times it)"]
+    if not tabular and not getattr(args, "pretrained", False):
+        chance.append("--pretrained weights of a timm --backbone (e.g. --backbone resnet18 --pretrained)")
+    chance.append("more examples")
+    return TrainingHint(len(classes) if classes else None, advice=", ".join(advice), chance_advice=", ".join(chance))

@@ -5,8 +5,12 @@
                              target="body_mass_g")
 
 Rows are dicts ``{column: value}`` holding the chosen columns; a missing cell is ``None``.
-A CSV is read with the standard library (cells ``""``, ``NA``, ``N/A``, ``NaN``, ``nan``, ``NULL``
-and ``None`` are missing; a column whose other cells are all numbers becomes numbers). A
+A CSV is read with the standard library (cells ``""``, ``NA``, ``N/A``, ``#N/A``, ``NaN``, ``NULL``
+and ``None`` are missing, in any case: ``NAN`` and ``nan`` too; a column whose other cells are all
+numbers becomes numbers). Numbers are trained on as float32: a number beyond float32's range
+(``1e308``) in a continuous column or a regression target is an error naming the file, the line
+(or the DataFrame's row) and the column, before training (it would become infinite, and training
+would only say that it diverged). A
 DataFrame is read column by column through ``.tolist()``: pandas itself is never imported here.
 
 Which columns are categorical and which continuous, when not given, is decided as fastai's
@@ -18,6 +22,7 @@ a `Continuous` block (a regression), a categorical one a `Label` of its sorted v
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 import os
 from pathlib import Path
@@ -33,8 +38,11 @@ from ..errors import UsageTypeError
 
 __all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD", "NumbersReadAsCategories"]
 
-MISSING_CELLS = frozenset({"", "NA", "N/A", "NaN", "nan", "NULL", "null", "None", "#N/A"})
-FLOAT32_MAX = float(np.finfo(np.float32).max)  # regression targets are float32
+_MISSING_WORDS = ("", "na", "n/a", "#n/a", "nan", "-nan", "+nan", "null", "none")
+# every spelling of each word, in any case ("NAN", "Null"...): a set, so `cell in MISSING_CELLS` holds
+MISSING_CELLS = frozenset("".join(chars) for word in _MISSING_WORDS
+                          for chars in itertools.product(*[{c.lower(), c.upper()} for c in word]))
+FLOAT32_MAX = float(np.finfo(np.float32).max)  # inputs and regression targets are float32
 MAX_CARD = 20  # fastai's cont_cat_split default: integer columns with more distinct values are continuous
 
 
@@ -92,6 +100,12 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
         if bad is not None:
             raise DatasetError(f"TableData: continuous column {c!r} of {source} holds {columns[c][bad]!r} "
                                f"in {row_name(bad)}, which is not a finite number")
+        big = next((i for i in rows_kept if not is_missing(columns[c][i]) and abs(_number(columns[c][i])) > FLOAT32_MAX),
+                   None)
+        if big is not None:  # inputs are float32: it would become inf, and training would diverge
+            raise DatasetError(f"TableData: continuous column {c!r} of {source} holds {columns[c][big]!r} in "
+                               f"{row_name(big)}, beyond float32's range (+-{FLOAT32_MAX:.4g}), which training "
+                               f"uses; rescale the column (e.g. its logarithm or other units) or fix the cell")
     for c in categorical:
         bad = next((i for i in rows_kept if _category_problem(columns[c][i])), None)
         if bad is not None:

@@ -50,8 +50,14 @@ def capture(model, example):
     the way they do in eager mode)."""
     import torch
 
+    from .trace_errors import export_failure, quiet_trace
+
     batch = torch.export.Dim("batch", min=1, max=65536)
-    graph = torch.export.export(model, (example,), dynamic_shapes=({0: batch},), strict=False).module()
+    try:
+        with quiet_trace():
+            graph = torch.export.export(model, (example,), dynamic_shapes=({0: batch},), strict=False).module()
+    except Exception as e:  # torch.export raises many kinds; name the layer
+        raise export_failure("capturing the model for int8 (torch.export)", e, model, example) from e
     return _train_eval(graph)
 
 

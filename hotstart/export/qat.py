@@ -4,7 +4,7 @@
     q = learner.quantize("pte", qat_epochs=1)               # QAT: 1 epoch with fake quantizers
     q.validate()                                            # {"loss": ..., "accuracy": ...} of the int8 model
     q.export("digits-qat.pte")                              # ExecuTorch, XNNPACK int8
-    learner.quantize("onnx", qat_epochs=1).export("digits-qat.onnx")  # QDQ ONNX for predictor.py
+    learner.quantize("onnx", qat_epochs=1).export("digits-qat.onnx")  # QDQ ONNX, any ONNX runtime
     learner.quantize("pte", qat_epochs=0)                   # post-training: calibration only
 
 Why a step after training, not ``fit_one_cycle(..., qat=True)``: QAT is a short fine-tuning of a

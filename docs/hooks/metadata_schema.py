@@ -1,0 +1,107 @@
+"""The metadata schema of an exported model, generated at build time from the checks that enforce it.
+
+There is no schema object yet: the rules live in hotstart/predictor.py, one check function per task
+kind (``KINDS[kind].check``), each asking its checker for keys with
+``need(key, ok, what, optional=False)``, where `what` is the sentence a `MetadataError` shows.
+`kind_rows` runs each kind's check against a `KeyRecorder`, which writes those calls down instead
+of checking a file: the page says exactly what the loader enforces, in the loader's own words.
+
+To repoint this page at a schema object (the model contract of issue 33), replace `kind_rows` and
+`ENVELOPE` with reads of that object; `render` only needs ``{kind: [(key, what, optional)]}`` and
+the envelope rows.
+"""
+from __future__ import annotations
+
+import md_table
+
+# Keys every export carries, read before any kind's check (predictor.read_metadata, check_metadata,
+# check_against_model and export/metadata.task_metadata): (key, what it holds).
+ENVELOPE = [
+    ("format", "the file's format and version: `{format}` for ONNX (a `.pte` says `hotstart.pte/1`); "
+               "anything else is refused as not a hotstart export"),
+    ("kind", "the task kind, one of {kinds}; it selects the keys below"),
+    ("hotstart_version", "the hotstart version that exported the model"),
+    ("input_name", "the graph input's name (optional: else the first input); checked against the graph"),
+    ("output_name", "the graph output's name"),
+    ("task", "optional: the whole task as JSON, `task.to_dict()`, the same as a saved model's `task.json`"),
+]
+
+
+class KeyRecorder:
+    """Stands where predictor.py's checker stands and records each key a kind's check asks for.
+
+    `need` returns the key's name in backticks where the real checker returns the value, so a
+    description that depends on another key reads "a list of `channels` finite numbers"."""
+
+    def __init__(self):
+        self.rows: list[tuple[str, str, bool]] = []
+
+    def need(self, key, ok, what, optional=False):
+        self.rows.append((key, what, optional))
+        return f"`{key}`"
+
+    def fail(self, key, problem):  # only called on a value, and the recorder has none
+        raise AssertionError(f"a check failed on key {key!r} without a value: {problem}")
+
+
+def kind_rows() -> dict[str, list[tuple[str, str, bool]]]:
+    """{task kind: [(key, what, optional)]} as predictor.py's checks ask for them."""
+    from hotstart.predictor import KINDS
+
+    rows = {}
+    for kind, entry in KINDS.items():
+        recorder = KeyRecorder()
+        entry.check(recorder)
+        rows[kind] = recorder.rows
+    return rows
+
+
+def render() -> str:
+    from hotstart.predictor import FORMAT, JSON_KEYS, PLAIN_KEYS
+
+    rows = kind_rows()
+    kinds = list(rows)
+    fmt = {"format": FORMAT, "kinds": ", ".join(f"`{k}`" for k in kinds)}
+
+    def encoding(key: str) -> str:
+        return "JSON" if key in JSON_KEYS else "text" if key in PLAIN_KEYS else "JSON (or text)"
+
+    lines = ["# Saved model metadata", "",
+             "What an exported model says about its task, so that a runtime without hotstart (the "
+             "torch-free predictor, the web page, your C++ or Swift app) can prepare an input and read "
+             "an output the way training did. Every value is a string; the keys marked JSON hold JSON. "
+             "The file carries them as:", "",
+             "- ONNX: `ModelProto.metadata_props`;",
+             "- ExecuTorch `.pte`: the constant method `hotstart_metadata`, returning them as one JSON object "
+             "(plus `batch_size`);",
+             "- AOTInductor `.pt2`: the package metadata (`loader.get_metadata()`);",
+             "- the web export: `task.json`, with the values as JSON.", "",
+             "A saved model folder (`learner.save`) holds `task.json`: the `task` key below.", "",
+             "This page is generated from the loader's own checks (`hotstart.predictor.check_metadata`) "
+             "when the site is built: a model whose metadata breaks a rule below is refused with an error "
+             "naming the file and the key.", "",
+             "## Every model", "", "| key | value | holds |", "|---|---|---|"]
+    lines += [f"| `{key}` | {encoding(key)} | {md_table.cell(what.format(**fmt))} |" for key, what in ENVELOPE]
+    keys = list(dict.fromkeys(key for kind in kinds for key, _, _ in rows[kind]))
+    lines += ["", "## Per task kind", "",
+              "**required** or *optional* in a model of that kind; blank: not read.", "",
+              "| key | " + " | ".join(f"`{k}`" for k in kinds) + " |",
+              "|---|" + "---|" * len(kinds)]
+    for key in keys:
+        cells = []
+        for kind in kinds:
+            found = [opt for k, _, opt in rows[kind] if k == key]
+            cells.append("" if not found else "*optional*" if found[0] else "**required**")
+        lines.append(f"| `{key}` | " + " | ".join(cells) + " |")
+    lines += ["", "## What each key must hold", "", "| key | value | must be | in kinds |", "|---|---|---|---|"]
+    for key in keys:
+        by_what: dict[str, list[str]] = {}
+        for kind in kinds:
+            for k, what, _ in rows[kind]:
+                if k == key:
+                    by_what.setdefault(what, []).append(kind)
+        for what, in_kinds in by_what.items():
+            names = "all" if len(in_kinds) == len(kinds) else ", ".join(f"`{k}`" for k in in_kinds)
+            lines.append(f"| `{key}` | {encoding(key)} | {md_table.cell(what)} | {names} |")
+    lines.append("")
+    return "\n".join(lines)
