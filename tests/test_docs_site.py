@@ -221,14 +221,14 @@ def test_metadata_page_says_what_the_loader_enforces(site, digits):
     is refused when missing (the error names it), and each optional one is not."""
     from hotstart import ImageClassificationSingle
     from hotstart.export.metadata import task_metadata
-    from hotstart.predictor import KINDS, MetadataError, check_metadata, decode_metadata
+    from hotstart.contract import KINDS, MetadataError, check_metadata, decode_metadata
 
     data, blocks = digits
     meta = decode_metadata(task_metadata(ImageClassificationSingle(blocks, size=(8, 8))))
     kind = meta["kind"]
     page = _page(site, "reference/metadata")
     header = next(cells for cells, _ in page.rows if cells and cells[0] == "key" and len(cells) == len(KINDS) + 1)
-    assert header[1:] == list(KINDS), "the page's kinds are not predictor.KINDS"
+    assert header[1:] == list(KINDS), "the page's kinds are not contract.KINDS"
     column = header.index(kind)
     marks = {cells[0]: cells[column] for cells, _ in page.rows
              if len(cells) == len(header) and cells[0] != "key"}

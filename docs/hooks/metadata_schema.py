@@ -1,21 +1,18 @@
 """The metadata schema of an exported model, generated at build time from the checks that enforce it.
 
-There is no schema object yet: the rules live in hotstart/predictor.py, one check function per task
-kind (``KINDS[kind].check``), each asking its checker for keys with
+The rules live in the model contract (hotstart/contract/: `schema.py`, and one check function per
+task kind, ``contract.kinds.KINDS[kind].check``), each asking its checker for keys with
 ``need(key, ok, what, optional=False)``, where `what` is the sentence a `MetadataError` shows.
 `kind_rows` runs each kind's check against a `KeyRecorder`, which writes those calls down instead
 of checking a file: the page says exactly what the loader enforces, in the loader's own words.
-
-To repoint this page at a schema object (the model contract of issue 33), replace `kind_rows` and
-`ENVELOPE` with reads of that object; `render` only needs ``{kind: [(key, what, optional)]}`` and
-the envelope rows.
+`render` only needs ``{kind: [(key, what, optional)]}`` and the envelope rows.
 """
 from __future__ import annotations
 
 import md_table
 
-# Keys every export carries, read before any kind's check (predictor.read_metadata, check_metadata,
-# check_against_model and export/metadata.task_metadata): (key, what it holds).
+# Keys every export carries, read before any kind's check (contract.schema.read_metadata,
+# contract.kinds.check_metadata, contract.schema.check_against_model and export/metadata.task_metadata): (key, what it holds).
 ENVELOPE = [
     ("format", "the file's format and version: `{format}` for ONNX (a `.pte` says `hotstart.pte/1`); "
                "anything else is refused as not a hotstart export"),
@@ -27,8 +24,23 @@ ENVELOPE = [
 ]
 
 
+class KeySymbol(str):
+    """What `KeyRecorder.need` returns for a key: it prints as the key's name in backticks and goes
+    through the arithmetic, indexing and comparisons a check does with a value (a size limit, say)
+    without deciding anything, so the check asks for every key it would ask a real file for."""
+
+    def _same(self, *_):
+        return self
+
+    def _no(self, *_):
+        return False
+
+    __mul__ = __rmul__ = __add__ = __radd__ = __getitem__ = _same
+    __gt__ = __ge__ = __lt__ = __le__ = _no
+
+
 class KeyRecorder:
-    """Stands where predictor.py's checker stands and records each key a kind's check asks for.
+    """Stands where the contract's `Checker` stands and records each key a kind's check asks for.
 
     `need` returns the key's name in backticks where the real checker returns the value, so a
     description that depends on another key reads "a list of `channels` finite numbers"."""
@@ -38,15 +50,15 @@ class KeyRecorder:
 
     def need(self, key, ok, what, optional=False):
         self.rows.append((key, what, optional))
-        return f"`{key}`"
+        return KeySymbol(f"`{key}`")
 
     def fail(self, key, problem):  # only called on a value, and the recorder has none
         raise AssertionError(f"a check failed on key {key!r} without a value: {problem}")
 
 
 def kind_rows() -> dict[str, list[tuple[str, str, bool]]]:
-    """{task kind: [(key, what, optional)]} as predictor.py's checks ask for them."""
-    from hotstart.predictor import KINDS
+    """{task kind: [(key, what, optional)]} as the contract's checks ask for them."""
+    from hotstart.contract.kinds import KINDS
 
     rows = {}
     for kind, entry in KINDS.items():
@@ -57,7 +69,7 @@ def kind_rows() -> dict[str, list[tuple[str, str, bool]]]:
 
 
 def render() -> str:
-    from hotstart.predictor import FORMAT, JSON_KEYS, PLAIN_KEYS
+    from hotstart.contract.schema import FORMAT, JSON_KEYS, PLAIN_KEYS
 
     rows = kind_rows()
     kinds = list(rows)
@@ -77,7 +89,7 @@ def render() -> str:
              "- AOTInductor `.pt2`: the package metadata (`loader.get_metadata()`);",
              "- the web export: `task.json`, with the values as JSON.", "",
              "A saved model folder (`learner.save`) holds `task.json`: the `task` key below.", "",
-             "This page is generated from the loader's own checks (`hotstart.predictor.check_metadata`) "
+             "This page is generated from the loader's own checks (`hotstart.contract.check_metadata`) "
              "when the site is built: a model whose metadata breaks a rule below is refused with an error "
              "naming the file and the key.", "",
              "## Every model", "", "| key | value | holds |", "|---|---|---|"]
