@@ -31,7 +31,8 @@ def prepare(py, root: Path, epochs: int, log) -> dict:
     steps = [
         ["train", "--epochs", str(epochs), "--size", "32", "32", "--out", str(run), "--no-progress"],
         ["export", str(run), "--format", "onnx", "--out", str(root / "digits.onnx")],
-        ["export", str(run), "--format", "onnx", "--quantize", "int8", "--out", str(root / "digits-int8.onnx")],
+        ["export", str(run), "--format", "onnx", "--quantize", "int8", "--out", str(root / "digits-int8.onnx"),
+         "--measure"],  # the int8 report with its accuracy and latency, as before --measure existed
         ["export", str(run), "--format", "pt2", "--out", str(root / "digits.pt2")],
     ]
     reports = []

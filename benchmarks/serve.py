@@ -87,7 +87,7 @@ def _start_server(py, env, log) -> dict:
         raise RuntimeError(f"hotstart serve did not start:\n{proc.stderr[-2000:]}")
     log(f"  [serve] {proc.stdout.strip()} ({time.perf_counter() - t:.1f} s)")
     status = subprocess.run([py, "-c", "from hotstart.serve import daemon; import json, sys; "
-                             "print(json.dumps(daemon.ask({'status': True})['status']))"],
+                             "print(json.dumps(daemon.ask({'status': True})[0]['status']))"],
                             env=env, capture_output=True, text=True, check=True)
     return json.loads(status.stdout)
 

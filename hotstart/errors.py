@@ -16,7 +16,7 @@ existed (mostly `ValueError`), so ``except ValueError`` keeps working.
     ├── SampleError          (ValueError)   a sample could not be encoded (names the sample)
     ├── blocks.BlockValueError (ValueError) a value does not fit its block
     ├── datasets.DatasetError  (ValueError) a dataset is empty, malformed or inconsistent
-    ├── datasets.ImageLoadError (ValueError) a file is not a readable image (also predictor.ImageInputError)
+    ├── datasets.ImageLoadError (ValueError) a file is not a readable image (also contract.ImageInputError)
     ├── strict_json.NotJSONError (ValueError) NaN / infinity about to be written as JSON
     └── learner.NonFiniteLossError (FloatingPointError)  training diverged
 

@@ -30,10 +30,11 @@ def validation_set(learner) -> SimpleNamespace:
                            logits=logits)
 
 
-def predict_without_torch(model: Path, image: Path) -> dict:
-    """`hotstart predict MODEL IMAGE --json` in a fresh process, which must not import torch."""
-    script = (f"import sys\nfrom hotstart.cli import main\nrc = main(['predict', {str(model)!r}, {str(image)!r}, "
-              "'--json'])\nassert 'torch' not in sys.modules, 'predict imported torch'\nsys.exit(rc)\n")
+def predict_without_torch(model: Path, image: Path, *flags: str) -> dict:
+    """`hotstart predict MODEL IMAGE --json [FLAGS]` in a fresh process, which must not import torch."""
+    argv = ["predict", str(model), str(image), "--json", *flags]
+    script = (f"import sys\nfrom hotstart.cli import main\nrc = main({argv!r})\n"
+              "assert 'torch' not in sys.modules, 'predict imported torch'\nsys.exit(rc)\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -225,6 +225,21 @@ def test_console_script_help_names_hotstart(monkeypatch, capsys):
     assert capsys.readouterr().out.startswith("usage: python -m hotstart ")
 
 
+def test_train_help_says_what_it_trains_and_lists_every_flag_it_takes(capsys):
+    """`train` trains images, tables, series, masks and points (issue 32: its help said "an image
+    classifier"), and takes --no-server (which the launcher strips before parsing) like any flag."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("train "))
+    assert "image classifier" not in line and all(w in line for w in ("images", "tables", "series", "masks"))
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for words in ("--no-server run in this process", "--task tabular takes a CSV table",
+                  "--task timeseries a .ts file", "--continuous COL,COL", "--categorical COL,COL"):
+        assert words in text, words
+
+
 def test_misspelled_backbone_fails_before_the_data_with_suggestions(tmp_path, capsys):
     rc = main(["train", "--backbone", "resnt18", "--out", str(tmp_path / "run")])
     captured = capsys.readouterr()

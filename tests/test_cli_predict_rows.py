@@ -104,3 +104,32 @@ def test_bad_cells_and_missing_columns_are_named(models, tmp_path, capsys):
     image.write_bytes(b"")
     assert main(["predict", str(root / "species.onnx"), str(image)]) == 1
     assert "predicts table rows: give it CSV files" in capsys.readouterr().err
+
+
+def _strict_json(line):
+    """json.loads that refuses NaN and Infinity (which Python's json would otherwise accept)."""
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+    return json.loads(line, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("model", ["species.onnx", "species", "body_mass_g.onnx", "body_mass_g"])
+def test_a_cell_that_overflows_float32_is_named_and_json_stays_json(models, tmp_path, capsys, model):
+    """1e308 is a finite number, so the reader took it; normalized it overflowed float32, every
+    probability came out NaN, the exit status was 0 and ``--json`` printed NaN, which is not JSON."""
+    root = models["species"][2]
+
+    def damage(rows):
+        rows[1]["bill_length_mm"] = "1e308"
+        rows[3]["flipper_length_mm"] = "-3e307"
+
+    path = _rows_csv(tmp_path / "huge.csv", 6, damage)
+    assert main(["predict", str(root / model), str(path), "--json"]) == 1
+    captured = capsys.readouterr()
+    lines = [_strict_json(line) for line in captured.out.splitlines()]
+    assert [o["line"] for o in lines] == [2, 4, 6, 7]  # the other rows are still predicted
+    errors = captured.err.splitlines()
+    assert len(errors) == 2, errors
+    assert errors[0].startswith(f"error: {path} line 3: column 'bill_length_mm': 1e+308 is out of this model's range")
+    assert errors[1].startswith(f"error: {path} line 5: column 'flipper_length_mm': -3e+307 is out of")
+    assert all("float32" in e for e in errors)

@@ -45,6 +45,12 @@ def _mistakes(tmp):
         (["train", str(photos)], "expected a folder of class folders"),
         (["train", "--task", "segmentation", str(photos)], "images: no such folder"),
         (["train", "--out", str(run)], "already holds an earlier run (model, history.csv)"),
+        (["train", "--resume", str(tmp / "ckpt-typo")], f"--resume {tmp / 'ckpt-typo'}: no such folder"),
+        (["train", "--resume", str(table)], f"--resume {table} is a file, not a folder"),
+        (["train", "--out", str(table)], f"--out {table} is a file, not a folder"),
+        (["train", "--out", str(table / "sub")], f"--out {table / 'sub'} lies below {table}, which is a file"),
+        (["train", "--checkpoint-dir", str(table / "ckpt")], "--checkpoint-dir"),
+        (["train", str(table), "--target", "price", "--continuous", "prize"], "--continuous 'prize': "),
         (["predict", str(photos), str(photos / "loose.png")], "not a model folder"),
         (["predict", str(tmp / "missing.onnx"), "x.png"], "no such file or folder"),
         (["export", str(photos), "--out", str(tmp / "m.onnx")], "not a model folder"),
@@ -79,6 +85,9 @@ def test_an_earlier_run_is_never_replaced_silently(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"--out {out} already holds an earlier run (model)" in err and f"--out {out}-2" in err
     assert "--overwrite" in err
+    (tmp_path / "no-checkpoints").mkdir()  # a --resume folder with nothing to continue: a fresh run, refused too
+    assert main(argv + ["--resume", str(tmp_path / "no-checkpoints")]) == 1
+    assert f"--out {out} already holds an earlier run" in capsys.readouterr().err
     assert (out / "model" / "weights.safetensors").read_bytes() == b"the earlier run's weights"
     assert main(argv + ["--overwrite"]) == 0
     assert (out / "model" / "weights.safetensors").read_bytes()[:8] != b"the earl"

@@ -51,3 +51,28 @@ def test_export_options_that_do_not_go_together(tmp_path, capsys, make_learner):
     for args, words in cases:
         _one_line(capsys, main(["export", str(model), *args]), *words)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # nothing was written
+
+
+def test_a_text_cell_in_a_numeric_column_names_the_cell_and_the_flag(tmp_path, capsys):
+    """The column becomes categorical with a warning that names the file, the line, the column
+    and the cell, and the flag that changes it (issue 32: it suggested ``continuous=[...]``, which
+    the command line had no flag for); with ``--continuous x`` the cell is an error naming it."""
+    rows = ["x,z,t"] + [f"{i * 0.37:.2f},{i % 3},{'ab'[i % 2]}" for i in range(40)]
+    rows[8] = "oops,1,a"
+    table = tmp_path / "t.csv"
+    table.write_text("\n".join(rows) + "\n")
+    common = ["train", str(table), "--target", "t", "--epochs", "1", "--batch-size", "16"]
+    assert main([*common, "--out", str(tmp_path / "r1")]) == 0
+    captured = capsys.readouterr()
+    warning = [line for line in captured.err.splitlines() if line.startswith("warning: ")]
+    assert warning == [f"warning: column 'x' of {table} is read as categorical although 39 of its 40 values are "
+                       f"numbers; 1 not, first 'oops' in line 9. Fix or empty those cells, or pass --continuous x "
+                       f"(then they are an error naming the cell)"]
+    assert "categorical ['x', 'z']" in captured.out
+    _one_line(capsys, main([*common, "--continuous", "x", "--out", str(tmp_path / "r2")]),
+              "continuous column 'x'", str(table), "'oops' in line 9")
+    rows[8] = "0.5,1,a"
+    table.write_text("\n".join(rows) + "\n")
+    assert main([*common, "--continuous", "x,z", "--out", str(tmp_path / "r3")]) == 0
+    out = capsys.readouterr().out
+    assert "categorical []; continuous ['x', 'z']" in out  # z (3 integers) would be categorical by the rule

@@ -289,3 +289,39 @@ def test_remote_layout_loaders(tmp_path):
         (mn / split / "7" / "1.png").write_bytes(_png_bytes((0, 0, 0)))
     data, _ = mnist_png(mn)
     assert data.splits == {"train": [0], "valid": [1]}
+
+
+_DOWNLOAD_INTO_CACHE = """
+import sys
+from hotstart.cache_writes import CacheWriteError
+from hotstart.datasets.download import download
+try:
+    download(sys.argv[1], None, progress=False)
+except CacheWriteError as e:
+    import os
+    print(e)
+    print(sorted(f for _, _, files in os.walk(os.environ["HOTSTART_DATA_DIR"]) for f in files))
+    sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("fault", ["read_only", "full"])
+def test_a_read_only_or_full_datasets_cache_names_its_folder_and_variable(tmp_path, fault):
+    """A full disk gave "[Errno 28] No space left on device" without a path, a read-only folder a bare
+    PermissionError. For root too: a read-only bind mount or a tiny tmpfs (tests/mount_namespace.py)."""
+    import sys
+
+    from mount_namespace import env_with_this_hotstart, run_in_mount_namespace
+
+    source = tmp_path / "big.bin"
+    source.write_bytes(os.urandom(256 * 1024))  # larger than the 64 KiB disk
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    proc = run_in_mount_namespace([sys.executable, "-c", _DOWNLOAD_INTO_CACHE, source.as_uri()],
+                                  **{fault: [cache]}, env=env_with_this_hotstart(HOTSTART_DATA_DIR=str(cache)))
+    assert proc.returncode == 3, proc.stdout + proc.stderr[-2000:]
+    said, left = proc.stdout.splitlines()
+    assert left == "[]"  # no half-written file left in the cache
+    why = "the file system is read-only" if fault == "read_only" else "the disk is full"
+    assert said.startswith(f"cannot write the datasets cache in {cache}") and why in said, said
+    assert f"set HOTSTART_DATA_DIR to another folder (now HOTSTART_DATA_DIR={cache})" in said, said

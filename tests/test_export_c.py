@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 import torch
 
+from needs import missing
+
 CFLAGS = ["-std=c99", "-Wall", "-Werror", "-O2"]
 
 
@@ -50,7 +52,7 @@ def small(tmp_path_factory, digits_micro, digits_micro_int8):
 def host_build(small):
     cc = shutil.which("cc")
     if cc is None:
-        pytest.skip("no C compiler: install one (Debian: apt-get install gcc) for the host build")
+        missing("no C compiler: install one (Debian: apt-get install gcc) for the host build")
     exe = small.folder / "harness"
     subprocess.run([cc, *CFLAGS, "-o", str(exe), str(small.folder / "harness.c"), str(small.folder / "model.c")],
                    check=True, capture_output=True, text=True)
@@ -92,7 +94,7 @@ def test_host_build_equals_onnxruntime_on_every_validation_digit(small, host_bui
 def test_learner_export_c_from_the_cli_writes_model_and_header_and_checks_itself(small, tmp_path, capsys):
     """``hotstart export MODEL_DIR --format c`` -> learner.export(..., format="c"): int8, C, self-check."""
     if shutil.which("cc") is None:
-        pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
+        missing("no C compiler: install one (Debian: apt-get install gcc)")
     from hotstart.cli import main
 
     small.learner.save(tmp_path / "model")
@@ -113,7 +115,7 @@ def test_resnet10t_class_model_at_32x32_agrees_with_onnxruntime(digits, tmp_path
     """timm's resnet10t layout (tiered deep stem, max pool, avg-pool downsampling, residual adds) at
     narrower widths, so that it trains and compiles in seconds."""
     if shutil.which("cc") is None:
-        pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
+        missing("no C compiler: install one (Debian: apt-get install gcc)")
     from timm.models.resnet import BasicBlock, ResNet
 
     from hotstart import ImageClassificationSingle, tasklearner
@@ -158,6 +160,24 @@ def test_resnet10t_class_model_at_32x32_agrees_with_onnxruntime(digits, tmp_path
     assert (labels == ref.argmax(1))[clear].all() and np.mean(labels == ref.argmax(1)) >= 0.98
 
 
+def c_and_onnxruntime(learner, int8, tmp_path):
+    """The int8 file `int8` as C (host build) and in onnxruntime on `learner`'s validation images:
+    (C labels, C logits, onnxruntime's logits), int8 codes."""
+    import onnx
+
+    from hotstart.export.c import host, onnx_to_c
+    from hotstart.export.c.check import validation_pixels
+    from hotstart.export.c.convert import convert
+
+    onnx_to_c(int8, tmp_path / "c", harness=True)
+    exe = host.compile_host(tmp_path / "c")
+    meta = program_meta(int8)
+    pixels, _ = validation_pixels(learner, meta)
+    labels, logits = host.run_host(exe, pixels, 10)
+    out = convert(onnx.load(str(int8))).program.output
+    return labels, logits, host.onnxruntime_codes(int8.read_bytes(), pixels, meta, out.scale, out.zero_point)
+
+
 def program_meta(path):
     import onnx
 
@@ -168,9 +188,9 @@ ARM_TOOLS = ("arm-none-eabi-gcc", "arm-none-eabi-size", "qemu-system-arm")
 
 
 def test_cortex_m4_firmware_in_qemu_equals_the_host_build(small, host_build):
-    missing = [t for t in ARM_TOOLS if shutil.which(t) is None]
-    if missing:
-        pytest.skip(f"{', '.join(missing)} not found: install Debian's gcc-arm-none-eabi, libnewlib-arm-none-eabi "
+    absent = [t for t in ARM_TOOLS if shutil.which(t) is None]
+    if absent:
+        missing(f"{', '.join(absent)} not found: install Debian's gcc-arm-none-eabi, libnewlib-arm-none-eabi "
                     f"and qemu-system-arm (apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)")
     from hotstart.export.c import firmware, host
 
@@ -250,13 +270,11 @@ def test_depthwise_strided_padded_and_clipped_layers_equal_onnxruntime(digits, t
     quantizer folds into the output range), average pooling with padding (border windows hold fewer
     values), max pooling with ceil_mode, flatten."""
     if shutil.which("cc") is None:
-        pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
+        missing("no C compiler: install one (Debian: apt-get install gcc)")
     import onnx
     import torch.nn as nn
 
     from hotstart import ImageClassificationSingle, tasklearner
-    from hotstart.export.c import host, onnx_to_c
-    from hotstart.export.c.check import validation_pixels
     from hotstart.export.c.convert import convert
 
     net = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(),
@@ -272,10 +290,114 @@ def test_depthwise_strided_padded_and_clipped_layers_equal_onnxruntime(digits, t
     program = convert(onnx.load(str(int8))).program
     convs = [op for op in program.ops if type(op).__name__ == "Conv"]
     assert [c.groups for c in convs] == [1, 8] and convs[1].stride == (2, 2)
-    onnx_to_c(int8, tmp_path / "c", harness=True)
-    exe = host.compile_host(tmp_path / "c")
-    meta = program_meta(int8)
-    pixels, _ = validation_pixels(learner, meta)
-    labels, logits = host.run_host(exe, pixels, 10)
-    ref = host.onnxruntime_codes(int8.read_bytes(), pixels, meta, program.output.scale, program.output.zero_point)
+    labels, logits, ref = c_and_onnxruntime(learner, int8, tmp_path)
     assert np.abs(logits - ref).max() <= 1 and np.mean(labels == ref.argmax(1)) >= 0.98
+
+
+# --- each feature by its own test (a planted bug in any of them was caught only by the resnet-class test) ---
+def _kernel_driver(tmp_path, body: str) -> list[int]:
+    """Compile the C kernels (the text the export emits) with a `main` of `body`; its printed integers."""
+    from importlib import resources
+
+    kernels = resources.files("hotstart.export.c") / "templates" / "kernels"
+    source = ("#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n"
+              + (kernels / "common.c").read_text() + (kernels / "add.c").read_text()
+              + "int main(void)\n{\n" + body + "\n    return 0;\n}\n")
+    (tmp_path / "driver.c").write_text(source)
+    subprocess.run([shutil.which("cc"), "-std=c99", "-O2", "-o", str(tmp_path / "driver"), str(tmp_path / "driver.c")],
+                   check=True, capture_output=True, text=True)
+    out = subprocess.run([str(tmp_path / "driver")], check=True, capture_output=True, text=True).stdout
+    return [int(v) for v in out.split()]
+
+
+def _half_to_even(numerator: int, shift: int) -> int:
+    from fractions import Fraction
+
+    return round(Fraction(numerator, 1 << shift))  # Python rounds a Fraction's tie to even
+
+
+def test_requantization_rounds_exact_ties_half_to_even_as_onnxruntime(tmp_path):
+    """acc * mult / 2^shift landing exactly on a half: to the even neighbour, for either sign (half
+    up, CMSIS-NN's rule, would give 1, 2, 0, -1, 3, ... here)."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
+    cases = [(acc, 1 << 30, 31) for acc in (1, 3, 5, 7, -1, -3, -5, -7)]  # acc / 2: a tie for every odd acc
+    cases += [(acc, 3 << 28, 30) for acc in (2, 6, -2, -6, 10)]  # acc * 3 / 4: ties at acc = 2 mod 4
+    cases += [(acc, 1 << 30, 32) for acc in (2, 6, -2, -6, 1, -1, 3)]  # acc / 4: ties and non-ties
+    body = "\n".join(f"    printf(\"%d\\n\", (int)hs_requant({a}, {m}, {s}));" for a, m, s in cases)
+    got = _kernel_driver(tmp_path, body)
+    assert got == [_half_to_even(a * m, s) for a, m, s in cases], (cases, got)
+    assert got[:8] == [0, 2, 2, 4, 0, -2, -2, -4]
+
+
+def test_the_residual_add_subtracts_each_inputs_own_zero_point_and_rounds_ties_to_even(tmp_path):
+    """``(a - za) * ma + (b - zb) * mb``: each input's own zero point, one rounding, half to even."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
+    from hotstart.export.c.qmath import add_multipliers
+
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(-128, 128, 64), rng.integers(-128, 128, 64)
+    for za, zb, zy, sa, sb, sy in [(-128, 3, -5, 0.02, 0.05, 0.06), (17, -90, 0, 0.5, 0.5, 1.0), (0, 0, 0, 1, 1, 2)]:
+        ma, mb, shift = add_multipliers(sa, sb, sy)
+        body = (f"    const int8_t a[64] = {{{', '.join(map(str, a))}}}, b[64] = {{{', '.join(map(str, b))}}};\n"
+                f"    int8_t y[64];\n    hs_add(a, b, 64, {za}, {zb}, {ma}, {mb}, {shift}, {zy}, -128, 127, y);\n"
+                f"    for (int i = 0; i < 64; ++i) printf(\"%d\\n\", y[i]);")
+        got = _kernel_driver(tmp_path, body)
+        want = [int(np.clip(_half_to_even((int(x) - za) * ma + (int(w) - zb) * mb, shift) + zy, -128, 127))
+                for x, w in zip(a, b)]
+        assert got == want, (za, zb)
+
+
+def test_a_residual_add_of_inputs_with_different_zero_points_equals_onnxruntime(digits, tmp_path):
+    """End to end: a ReLU branch (zero point at the bottom of its range) added to a plain one (zero
+    point mid-range), so a zero point taken from the wrong input moves every output by many steps."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler: install one (Debian: apt-get install gcc)")
+    import onnx
+    import torch.nn as nn
+
+    from hotstart import ImageClassificationSingle, tasklearner
+    from hotstart.export.c.convert import convert
+
+    class TwoBranches(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(1, 8, 3, padding=1)
+            self.relu_branch = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU())
+            self.plain_branch = nn.Conv2d(8, 8, 3, padding=1)
+            self.pool = nn.AdaptiveAvgPool2d(1)
+
+        def forward(self, x):
+            x = self.stem(x)
+            return self.pool(self.relu_branch(x) + self.plain_branch(x)).flatten(1)
+
+    data, blocks = digits
+    task = ImageClassificationSingle(blocks, size=(12, 12), augment={"flip": 0.0})
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        net = TwoBranches()
+    learner = tasklearner(task, data.subset(list(range(300))), backbone=net, seed=0, progress=False)
+    learner.fit_one_cycle(1, 1e-2)
+    int8 = tmp_path / "add-int8.onnx"
+    learner.export(int8, quantize="int8", calibrate=64)
+    program = convert(onnx.load(str(int8))).program
+    adds = [op for op in program.ops if type(op).__name__ == "Add"]
+    assert len(adds) == 1 and abs(adds[0].a.zero_point - adds[0].b.zero_point) >= 32, \
+        [(op.a.zero_point, op.b.zero_point) for op in adds]
+    _, logits, ref = c_and_onnxruntime(learner, int8, tmp_path)
+    assert np.abs(logits - ref).max() <= 1 and np.mean(logits == ref) >= 0.98
+
+
+def test_saturated_outputs_equal_onnxruntime_exactly(small, host_build, tmp_path):
+    """Where onnxruntime's output is saturated (-128 or 127) the C's is the same code, not one step
+    off: every other comparison allows one step of rounding, so an output clamp at 126 passed them
+    all. Calibrated on 4 images only, the int8 ranges are narrow, and the validation digits drive
+    many logits to the limits."""
+    int8 = tmp_path / "narrow-int8.onnx"
+    small.learner.export(int8, quantize="int8", calibrate=4)
+    _, logits, ref = c_and_onnxruntime(small.learner, int8, tmp_path)
+    saturated = (ref == 127) | (ref == -128)
+    assert (ref == 127).sum() >= 10 and (ref == -128).sum() >= 1, ((ref == 127).sum(), (ref == -128).sum())
+    assert (logits[saturated] == ref[saturated]).all(), np.argwhere(logits[saturated] != ref[saturated])
+    assert np.abs(logits - ref).max() <= 1

@@ -4,8 +4,6 @@ Before, ``hotstart export --out`` onto an existing folder, below a file, or onto
 folder failed only after loading the model and exporting (and, for int8, calibrating) it. Here the
 model is never loaded: `load_learner` is replaced by a function that fails the test if called.
 """
-import os
-
 import pytest
 
 from hotstart.errors import UsageError
@@ -55,14 +53,38 @@ def test_bad_destinations_fail_before_the_model_is_loaded(tmp_path, capsys, no_l
     assert sorted(p.name for p in (tmp_path / "folder").iterdir()) == ["keep.txt"]  # nothing left beside it
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write anywhere")
-def test_a_folder_without_write_permission_fails_first(tmp_path, capsys, no_loading):
-    from hotstart.cli import main
+_EXPORT_WITHOUT_LOADING = """
+import sys
+import hotstart.learner
+
+def fail(*args, **kwargs):
+    raise AssertionError("the model was loaded before the destination was checked")
+
+hotstart.learner.load_learner = fail
+from hotstart.cli import main
+sys.exit(main(["export", sys.argv[1], "--out", sys.argv[2]]))
+"""
+
+
+def test_a_folder_without_write_permission_fails_first(tmp_path):
+    """A read-only folder, for root too (it skipped under root, so in every CI run): a read-only bind
+    mount in a private mount namespace (tests/mount_namespace.py), the export in a child process."""
+    import sys
+
+    from mount_namespace import run_in_mount_namespace
 
     locked = tmp_path / "locked"
-    locked.mkdir(mode=0o555)
-    assert main(["export", str(tmp_path), "--out", str(locked / "m.onnx")]) == 1
-    assert "no permission to write" in capsys.readouterr().err
+    locked.mkdir()
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "task.json").write_text("{}")
+    from mount_namespace import env_with_this_hotstart
+
+    proc = run_in_mount_namespace([sys.executable, "-c", _EXPORT_WITHOUT_LOADING, model, locked / "m.onnx"],
+                                  read_only=[locked], env=env_with_this_hotstart())
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert f"no permission to write in {locked}" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert list(locked.iterdir()) == []
 
 
 @pytest.mark.parametrize("fmt", ["onnx", "pt2", "web"])
@@ -76,3 +98,46 @@ def test_learner_export_checks_the_destination_before_touching_the_learner(tmp_p
         export(None, target, fmt)
     with pytest.raises(UsageError, match="export path"):
         export(None, tmp_path / "file" / "m.onnx", "onnx", quantize="int8")
+
+
+def test_a_destination_inside_the_model_folder_is_refused_for_every_format(tmp_path, capsys, no_loading):
+    """Before, ``--out RUN/model/task.json`` wrote the ONNX file over the model's task.json (exit 0,
+    and the model no longer loaded); a web or C folder swapped in for the run folder would take the
+    model with it. Every format, and the bundle, refuse it before the model is loaded."""
+    from hotstart.cli import main
+
+    run = tmp_path / "run"
+    model = run / "model"
+    model.mkdir(parents=True)
+    (model / "task.json").write_text("{}")
+    (model / "weights.safetensors").write_bytes(b"weights")
+    cases = {
+        "onnx over task.json": ["--out", str(model / "task.json")],
+        "int8 beside the weights": ["--quantize", "int8", "--out", str(model / "m.onnx")],
+        "pt2 inside": ["--format", "pt2", "--out", str(model / "m.pt2")],
+        "pte over the weights": ["--format", "pte", "--out", str(model / "weights.safetensors")],
+        "web as the run folder": ["--format", "web", "--out", str(run)],
+        "web inside": ["--format", "web", "--out", str(model / "web")],
+        "c folder as the run folder": ["--format", "c", "--out", str(run)],
+        "c file inside": ["--format", "c", "--out", str(model / "m.c")],
+        "bundle inside": ["--bundle", str(model / "deploy")],
+        "the model folder itself": ["--format", "web", "--out", str(model)],
+    }
+    for name, args in cases.items():
+        for source in (run, model):  # train's --out folder, or the model folder itself
+            assert main(["export", str(source), *args]) == 1, name
+            err = capsys.readouterr().err
+            assert str(model) in err and "model being exported" in err and "Traceback" not in err, (name, err)
+    assert sorted(p.name for p in model.iterdir()) == ["task.json", "weights.safetensors"]
+    assert (model / "task.json").read_text() == "{}" and (model / "weights.safetensors").read_bytes() == b"weights"
+    assert sorted(p.name for p in run.iterdir()) == ["model"]
+
+
+def test_a_c_export_of_an_onnx_file_is_not_written_over_it(tmp_path, capsys):
+    from hotstart.cli import main
+
+    source = tmp_path / "m-int8.onnx"
+    source.write_bytes(b"an int8 model")
+    assert main(["export", str(source), "--format", "c", "--out", str(source)]) == 1
+    assert "model being exported" in capsys.readouterr().err
+    assert source.read_bytes() == b"an int8 model"

@@ -1,4 +1,5 @@
-"""IREE (.vmfb, llvm-cpu for this CPU) against torch: SmallCNN on the digits validation set, timm's
+"""IREE (.vmfb, llvm-cpu for this CPU, opened through the runtime interface) against torch: SmallCNN
+on the digits validation set, timm's
 resnet10t at 64x64, and resnet10t at 32x32, where IREE 3.13's compiler fails (the export must then
 say so in one paragraph that names the layer).
 
@@ -24,9 +25,10 @@ def vmfb(tmp_path_factory, digits_micro):
 
 
 def test_vmfb_equals_torch_on_every_validation_digit(vmfb):
-    from hotstart.export.iree_run import IreeModel
+    from hotstart.runtimes import IreeRuntime, open_file
 
-    m = IreeModel(vmfb.path)
+    m = open_file(vmfb.path)
+    assert isinstance(m, IreeRuntime) and m.batch_size is None
     assert m.meta["format"] == "hotstart.iree/1" and m.meta["target_cpu"] == "host"
     assert m.meta["task"] == vmfb.task.to_dict()
     got = m.run(vmfb.x)  # all 359 at once: the batch dimension is dynamic
@@ -34,16 +36,32 @@ def test_vmfb_equals_torch_on_every_validation_digit(vmfb):
     assert float(np.abs(got - vmfb.logits).max()) <= 1e-4
     assert (got.argmax(1) == vmfb.logits.argmax(1)).all()
     assert np.abs(m.run(vmfb.x[:1]) - got[:1]).max() <= 1e-5  # and one at a time
+    assert IreeRuntime.load(vmfb.path, driver="local-sync").predict(vmfb.images[0])[0] == vmfb.task.classes[
+        int(vmfb.logits[0].argmax())]
 
 
 def test_cli_predict_vmfb_imports_no_torch(vmfb, tmp_path):
-    from hotstart.export.iree_run import IreeModel
+    from hotstart.runtimes import open_file
 
     img = tmp_path / "digit.png"
     vmfb.images[0].resize((40, 40)).save(img)
     out = predict_without_torch(vmfb.path, img)
-    label, probs = IreeModel(vmfb.path).predict(img)
+    label, probs = open_file(vmfb.path).predict(img)
     assert out["label"] == label and out["top"][0][1] == pytest.approx(float(probs.max()), abs=1e-6)
+
+
+def test_damaged_and_empty_vmfb_files_are_refused_naming_the_file(vmfb, tmp_path, capsys):
+    from hotstart.cli import main
+    from hotstart.errors import SavedModelError
+    from hotstart.runtimes import open_file
+
+    damaged = tmp_path / "damaged.vmfb"
+    damaged.write_bytes(vmfb.path.read_bytes()[:4096])
+    with pytest.raises(SavedModelError, match=r"damaged.vmfb: IREE cannot load it: .*\(is it a .vmfb written by"):
+        open_file(damaged)
+    (tmp_path / "empty.vmfb").write_bytes(b"")
+    assert main(["predict", str(tmp_path / "empty.vmfb"), str(tmp_path / "x.png")]) == 1
+    assert "empty.vmfb: the file is empty (0 bytes)" in capsys.readouterr().err
 
 
 def resnet10t_learner(digits, size: int):
@@ -69,7 +87,7 @@ def resnet10t_learner(digits, size: int):
 
 
 def test_resnet10t_at_64x64_equals_torch(digits, tmp_path):
-    from hotstart.export.iree_run import IreeModel
+    from hotstart.runtimes import open_file
 
     learner = resnet10t_learner(digits, 64)
     report = learner.export(tmp_path / "resnet10t.vmfb")
@@ -78,7 +96,7 @@ def test_resnet10t_at_64x64_equals_torch(digits, tmp_path):
     x = torch.stack([learner.task.encode_input(valid.inputs[i]) for i in range(5)])
     with torch.no_grad():
         want = learner.task_model().eval()(x).numpy()
-    got = IreeModel(report.path).run(x.numpy())
+    got = open_file(report.path).run(x.numpy())
     assert float(np.abs(want).max()) > 0.1  # logits that the residual branches move
     assert float(np.abs(got - want).max()) <= 1e-4 and (got.argmax(1) == want.argmax(1)).all()
 

@@ -1,8 +1,9 @@
 """int8 through torchao's PT2E flow: quantization-aware training (learner.quantize) and the int8
-.pte, each checked where it runs (ExecuTorch, onnxruntime through predictor.py).
+.pte, each checked where it runs (ExecuTorch, onnxruntime through predictor.py), opened by the runtimes.
 
 A small CNN on 200 digits at 8x8 (conftest's make_learner) keeps it quick; the accuracy study on
-all digits is benchmarks/scripts/qat_digits.py.
+all digits is benchmarks/scripts/qat_digits.py. QAT runs once per target scheme: the .pte's QAT
+model (XNNPACK's scheme, `qat_pte`) is also the one the .tflite QAT test converts (`retarget`).
 """
 import numpy as np
 import pytest
@@ -24,28 +25,35 @@ def trained(digits_small):
     return learner, [ds.inputs[i] for i in range(len(ds))], [ds.targets[i] for i in range(len(ds))]
 
 
+@pytest.fixture(scope="module")
+def qat_pte(trained):
+    """One epoch of QAT for "pte", and the fp32 weights and accuracy from before it."""
+    learner, _, _ = trained
+    before = {k: v.clone() for k, v in learner.task_model().state_dict().items()}
+    fp32 = learner.validate()["accuracy"]
+    return learner.quantize("pte", qat_epochs=1, lr_max=1e-3), before, fp32
+
+
 def _torch_labels(model, task, images):
     x = torch.stack([task.encode_input(img) for img in images])
     with torch.no_grad():
         return [task.classes[i] for i in model(x).argmax(1).tolist()]
 
 
-def test_qat_trains_with_the_loop_and_exports_to_pte_and_qdq_onnx(trained, tmp_path):
+def test_qat_trains_with_the_loop_and_exports_to_pte_and_qdq_onnx(trained, qat_pte, tmp_path):
     import onnx
 
-    from hotstart.export.pte import PteModel
+    from hotstart.runtimes import open_file
     from hotstart.predictor import Predictor
 
     learner, images, targets = trained
-    before = {k: v.clone() for k, v in learner.task_model().state_dict().items()}
-    fp32 = learner.validate()["accuracy"]
-    q = learner.quantize("pte", qat_epochs=1, lr_max=1e-3)
+    q, before, fp32 = qat_pte
     assert len(q.history) == 1 and np.isfinite(q.history[0]["train_loss"])  # one epoch of hotstart's loop
     assert all(torch.equal(before[k], v) for k, v in learner.task_model().state_dict().items())  # untouched
     qat = q.validate()["accuracy"]
     assert qat >= fp32 - 0.05, (qat, fp32)
     report = q.export(tmp_path / "qat.pte", batch_size=2)
-    pte = PteModel(tmp_path / "qat.pte")
+    pte = open_file(tmp_path / "qat.pte")
     assert "quantization-aware" in pte.meta["quantization"] and pte.batch_size == 2
     fp32_bytes = 4 * sum(p.numel() for p in learner.task_model().parameters())
     assert report.size_bytes < 0.4 * fp32_bytes  # int8 weights
@@ -64,14 +72,16 @@ def test_qat_trains_with_the_loop_and_exports_to_pte_and_qdq_onnx(trained, tmp_p
     assert p.evaluate(images, targets)["accuracy"] >= fp32 - 0.05
     with pytest.raises(ValueError, match="quantized for 'onnx'"):
         qo.export(tmp_path / "x.pte")
+    with pytest.raises(ValueError, match="X86 Inductor's scheme for 'onnx'; 'pte' QAT uses XNNPACK's"):
+        qo.retarget("pte")
 
 
 def test_post_training_int8_pte_is_calibrated_and_close_to_fp32(trained, tmp_path):
-    from hotstart.export.pte import PteModel
+    from hotstart.runtimes import open_file
 
     learner, images, targets = trained
     report = learner.export(tmp_path / "ptq.pte", quantize="int8", calibrate=64)
-    pte = PteModel(report.path)
+    pte = open_file(report.path)
     assert "post-training" in pte.meta["quantization"] and "64 training samples" in pte.meta["quantization"]
     fp32 = learner.validate()["accuracy"]
     assert np.mean([pte.predict(img)[0] == t for img, t in zip(images, targets)]) >= fp32 - 0.05
@@ -81,17 +91,20 @@ def test_post_training_int8_pte_is_calibrated_and_close_to_fp32(trained, tmp_pat
         learner.quantize("coreml")
 
 
-def test_qat_model_exports_to_tflite(trained, tmp_path):
+def test_qat_model_exports_to_tflite(trained, qat_pte, tmp_path):
     """QAT for LiteRT / TF Lite Micro: XNNPACK's quantizer (export/pt2e.py says why), converted by
-    litert-torch to a fully int8 .tflite that computes what the int8 torch graph computes."""
+    litert-torch to a fully int8 .tflite that computes what the int8 torch graph computes. The model
+    is the .pte test's QAT model, retargeted (the same scheme: no second QAT run)."""
     from needs import need
 
     need("litert_torch", "install hotstart[tflite] (litert-torch, ai-edge-litert, tflite-micro)")
-    from hotstart.export.tflite_run import TFLiteModel
+    from hotstart.runtimes import open_file
 
     learner, images, targets = trained
-    q = learner.quantize("tflite", qat_epochs=1, lr_max=1e-3)
-    m = TFLiteModel(q.export(tmp_path / "qat.tflite").path)
+    pte, _, _ = qat_pte
+    q = pte.retarget("tflite")
+    assert q.target == "tflite" and q.how == pte.how and q.history == pte.history and q.model is not pte.model
+    m = open_file(q.export(tmp_path / "qat.tflite").path)
     assert "quantization-aware" in m.meta["quantization"]
     assert m.meta["input_dtype"] == m.meta["output_dtype"] == "int8"
     labels = [lab for lab, _ in map(m.predict, images)]

@@ -129,11 +129,11 @@ def test_encodings_apply_the_same_rules():
     assert out.dtype == torch.uint8 and int(out.min()) == 255
 
 
-# --- the torch-free predictor converts every pixel as training does (one implementation) ---------
+# --- the model contract converts every pixel as training does (one implementation) --------------
 def _task_and_meta(channels=None, size=(5, 7)):
     from hotstart import ImageClassificationSingle, Label
     from hotstart.export.metadata import task_metadata
-    from hotstart.predictor import read_metadata
+    from hotstart.contract import read_metadata
 
     task = ImageClassificationSingle((Image(channels), Label([0, 1])), size=size, augment=False,
                                      mean=(0.1, 0.2, 0.3)[:channels or 3], std=(0.5, 0.25, 0.125)[:channels or 3])
@@ -180,7 +180,7 @@ def _value_cases(tmp_path):
 def test_predictor_encodes_every_mode_and_dtype_as_learner_predict(tmp_path, channels):
     """Pixel for pixel: the predictor's encoded input equals what learner.predict feeds the model
     (the task's `load_input` reads paths as predict does; `encode_input` is predict's encoding)."""
-    from hotstart.predictor import encode_image
+    from hotstart.contract import encode_image
 
     task, meta = _task_and_meta(channels)
     for name, value in _value_cases(tmp_path).items():
@@ -194,7 +194,7 @@ def test_predictor_refuses_the_values_that_training_refuses(tmp_path):
     """Out-of-range values are refused by both (the predictor clipped them before), naming the file."""
     from PIL import Image as P
 
-    from hotstart.predictor import ImageInputError, encode_image
+    from hotstart.contract import ImageInputError, encode_image
 
     task, meta = _task_and_meta()
     P.fromarray(np.full((3, 3), 70000, np.int32)).save(tmp_path / "deep.tif")
@@ -219,7 +219,7 @@ def test_predictor_refuses_a_decompression_bomb_as_learner_predict_does(tmp_path
     from PIL import Image as P
 
     from hotstart.datasets import ImageLoadError
-    from hotstart.predictor import ImageInputError, encode_image
+    from hotstart.contract import ImageInputError, encode_image
 
     task, meta = _task_and_meta()
     P.new("L", (12, 10), 7).save(tmp_path / "bomb.png")
@@ -233,19 +233,30 @@ def test_predictor_refuses_a_decompression_bomb_as_learner_predict_does(tmp_path
         encode_image(tmp_path / "bomb.png", meta)
 
 
-def test_predictor_imports_nothing_from_hotstart_and_no_torch():
-    """It is copied into bundles alone, and hotstart's Image block imports from it."""
+def test_the_contract_and_the_predictor_import_nothing_else_of_hotstart_and_no_torch():
+    """A bundle copies them alone (predictor.py and the contract package), and training's blocks and
+    encodings import from the contract: it uses relative imports of its own files only, and no torch."""
     import ast
     from pathlib import Path
 
+    import hotstart.contract as contract
     import hotstart.predictor as predictor_module
 
-    tree = ast.parse(Path(predictor_module.__file__).read_text())
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "a relative import in predictor.py"
-            imported.add((node.module or "").split(".")[0])
-    assert not imported & {"hotstart", "torch", "torchvision", "timm", "lightning", "pandas"}, imported
+    files = sorted(Path(contract.__file__).parent.glob("*.py"))
+    assert {f.name for f in files} >= {"schema.py", "images.py", "resize.py", "image_input.py", "table_input.py",
+                                       "series_input.py", "outputs.py", "kinds.py", "model.py"}
+    for path in [*files, Path(predictor_module.__file__)]:
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    target = (node.module or "").split(".")[0]
+                    # the contract's files import each other (level 1); predictor.py imports `.contract`
+                    assert node.level == 1 and (path.parent.name == "contract" or target == "contract"), path
+                    continue
+                imported.add((node.module or "").split(".")[0])
+        assert imported <= {"__future__", "abc", "dataclasses", "functools", "json", "math", "numbers", "os", "re",
+                            "sys", "typing", "warnings", "argparse", "numpy", "PIL", "onnxruntime",
+                            "hotstart_contract"}, (path.name, imported)

@@ -150,6 +150,64 @@ def test_the_walk_sees_lazy_and_relative_imports_and_finds_cycles(tmp_path):
     assert find_cycles(unit_graph(pkg)) == []
 
 
+# DESIGN.md, section 2: contract <- blocks <- encodings <- tasks <- learner <- {warmup, export, interpret,
+# cli, serve}; datasets knows only blocks and the contract; the file runtimes sit below the export (which
+# checks every file it writes by running it), and deploy.open_model (which also opens model folders, with
+# the learner) above both. Each unit here may import none of the units listed against it.
+ONLY = {  # unit -> the only units it may import
+    "contract": set(),  # nothing of hotstart's at all: a bundle copies it alone
+    "predictor": {"contract"},
+}
+NOT = {  # unit -> units it may not import
+    "blocks": {"encodings", "tasks", "learner", "datasets", "export", "runtimes", "deploy", "cli", "serve", "warmup"},
+    "encodings": {"tasks", "learner", "datasets", "export", "runtimes", "deploy", "cli", "serve", "warmup"},
+    "tasks": {"learner", "export", "runtimes", "deploy", "cli", "serve", "warmup", "interpret"},
+    "datasets": {"encodings", "tasks", "learner", "export", "runtimes", "deploy", "cli", "serve", "warmup", "models"},
+    "runtimes": {"learner", "export", "deploy", "cli", "serve", "warmup", "tasks", "encodings", "datasets"},
+    "export": {"learner", "deploy", "cli", "serve", "warmup"},
+    "learner": {"warmup", "interpret", "cli", "serve", "deploy"},
+}
+
+
+@pytest.mark.parametrize("unit", sorted({*ONLY, *NOT}))
+def test_the_layers_of_design_md_point_one_way(unit):
+    edges = hotstart_graph()
+    assert unit in edges, f"no unit {unit!r}: update ONLY / NOT with the code"
+    if unit in ONLY:
+        assert edges[unit] <= ONLY[unit], f"{unit} imports {sorted(edges[unit] - ONLY[unit])}"
+    else:
+        assert not edges[unit] & NOT[unit], f"{unit} imports {sorted(edges[unit] & NOT[unit])}"
+
+
+def test_the_contract_and_the_predictor_import_with_torch_blocked():
+    """The contract package (and predictor.py, runtimes' onnxruntime adapter) import and encode in a
+    process where torch cannot be imported: the proof that nothing in them needs it."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import sys
+        class Blocker:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("torch", "torchvision", "timm", "lightning", "torchmetrics", "pandas"):
+                    raise ImportError(f"blocked: {name}")
+        sys.meta_path.insert(0, Blocker())
+        import numpy as np
+        import hotstart.contract as c
+        import hotstart.predictor
+        meta = {"kind": "TSClassificationSingle", "classes": ["a", "b"],
+                "series": {"channels": 1, "length": 4, "normalize": "series", "mask": False}}
+        c.check_metadata(meta, "meta")
+        print(c.KINDS["TSClassificationSingle"].encoder(meta)(np.arange(3.0)).tolist())
+        assert not any(m.split(".")[0] == "torch" for m in sys.modules)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[[-1.2247449159622192, 0.0, 1.2247449159622192, 0.0]]"  # float32(-1 / sqrt(2/3))
+
+
 @pytest.mark.parametrize("top_level", ["atomic"])
 def test_top_level_modules_are_units(top_level):
     edges = hotstart_graph()

@@ -165,6 +165,26 @@ def test_a_damaged_newest_checkpoint_is_named_and_the_one_before_is_used(mlp_lea
         assert load_last(tmp_path).path.name == "ckpt-000-000000005-1"
 
 
+def test_overwritten_bytes_are_named_by_their_checksum_and_the_checkpoint_before_is_used(mlp_learner, tmp_path):
+    """Bytes changed on disk after the write, in a way the file format cannot notice (the last
+    weights overwritten with NaN's bit pattern, the length unchanged), are named with the file,
+    and the checkpoint before is used (issue 32: they loaded as NaN weights, silently)."""
+    from hotstart.learner.checkpoint import CheckpointWarning
+
+    mlp_learner().fit(2, 1e-3, checkpoint_dir=tmp_path)
+    newest = tmp_path / "ckpt-000-000000010-1" / "model.safetensors"
+    data = bytearray(newest.read_bytes())
+    data[-8:] = b"\xff" * 8
+    newest.write_bytes(bytes(data))
+    with pytest.warns(CheckpointWarning, match=r"ckpt-000-000000010-1 cannot be read: model.safetensors was changed "
+                                               r"after it was written .*resuming from the one before, .*-000000005-1"):
+        last = load_last(tmp_path)
+    assert last.path.name == "ckpt-000-000000005-1" and all(torch.isfinite(v).all() for v in last.model.values())
+    (tmp_path / "ckpt-000-000000005-1" / "checksums.json").unlink()  # a checkpoint of format /3 needs its checksums
+    with pytest.raises(ValueError, match=r"no readable checkpoint .*checksums.json is missing"):
+        load_last(tmp_path)
+
+
 def test_resume_with_another_task_or_model_names_what_differs(mlp_learner, make_learner, digits_small, tmp_path):
     from hotstart import ImageClassificationSingle, Label
 
@@ -178,6 +198,9 @@ def test_resume_with_another_task_or_model_names_what_differs(mlp_learner, make_
                               nn.Linear(32, 10))
     learner = make_learner(task=other, model=model, batch_size=16, data=digits_small[0].subset(list(range(100))))
     with pytest.raises(UsageError, match=r"another task \(task.blocks\[1\].classes: \[0, 1, .* \[9, 8, "):
+        learner.fit(2, 1e-3, resume=tmp_path)
+    learner = make_learner(task=other, model=model, batch_size=8, data=digits_small[0].subset(list(range(100))))
+    with pytest.raises(UsageError, match=r"another task \(task.blocks\[1\].classes"):  # not the step count first
         learner.fit(2, 1e-3, resume=tmp_path)
     with torch.random.fork_rng():
         torch.manual_seed(0)
@@ -194,7 +217,8 @@ def test_two_fits_cannot_write_one_checkpoint_folder(mlp_learner, tmp_path):
 
     a, b = mlp_learner(), mlp_learner()
     holder = Checkpointer(a, tmp_path)
-    with pytest.raises(UsageError, match=r"being written by process \d+ on .*two fits cannot write one"):
+    with pytest.raises(UsageError, match=rf"being written by another fit of this process \(process {os.getpid()} on "
+                                         r".*two fits cannot write one"):
         b.fit(1, 1e-3, checkpoint_dir=tmp_path)
     holder.close()
     read, write = os.pipe()
@@ -273,3 +297,54 @@ def test_a_resume_with_ema_and_discriminative_lrs_equals_an_uninterrupted_fit(ml
     c = mlp_learner()  # the checkpoint holds an EMA: a resume without one is refused, naming it
     with pytest.raises(UsageError, match="EMA"):
         c.fit_one_cycle(3, lrs, resume=tmp_path)
+
+
+def test_a_fit_killed_with_its_loader_workers_alive_resumes_at_once(mlp_learner, tmp_path):
+    """A preempted job requeued at once (issue 32): a fit with DataLoader worker processes is
+    killed with SIGKILL in its second epoch and resumed immediately, while its orphaned workers
+    still live (they notice the parent's death only after a while). The lock on the folder died
+    with the killed process, so the resume is not refused; a lock that the workers inherit (flock
+    belongs to the open file, which a fork shares) was, naming the dead process."""
+    folder, ready = tmp_path / "ckpt", tmp_path / "ready"
+    fresh = mlp_learner(num_workers=2)  # forked before anything ran: the parent resumes this copy
+
+    def run():
+        import multiprocessing
+
+        from hotstart.learner import Callback
+
+        class Stall(Callback):  # waits mid-epoch, its workers alive, to be killed
+            def after_batch(self):
+                if self.learner.epoch == 1 and self.learner.iter == 1:
+                    workers = [p.pid for p in multiprocessing.active_children()]
+                    ready.write_text(json.dumps(workers))
+                    time.sleep(120)
+
+        fresh.fit_one_cycle(3, 1e-2, checkpoint_dir=folder, callbacks=[Stall()])
+
+    pid = _fork(run)
+    workers = []
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists() or not ready.read_text():
+            assert time.monotonic() < deadline, "the fit never reached its second epoch"
+            time.sleep(0.05)
+        workers = json.loads(ready.read_text())
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        alive = [w for w in workers if _alive(w)]
+        assert alive, "the killed fit's loader workers were gone already: the case is not reproduced"
+        fresh.fit_one_cycle(3, 1e-2, checkpoint_dir=folder, resume=folder)  # at once
+        assert len(fresh.history) == 3 and fresh.history[0]["epoch"] == 0
+    finally:
+        for w in workers:  # the orphans, if still there (they exit by themselves within seconds)
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

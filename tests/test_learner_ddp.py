@@ -73,6 +73,17 @@ LAUNCH_ENV = {"PYTHONPATH": str(Path(__file__).parents[1]), "OMP_NUM_THREADS": "
 NOT_LAUNCHED = ("WORLD_SIZE", "LOCAL_RANK")  # hotstart starts the processes, not an outer torchrun
 
 
+def _script_module(name: str):
+    """A module of tests/scripts/ (which the launched scripts import from their own folder)."""
+    import importlib
+
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+
+
 @prestart.job("ddp:digits")
 def _two_processes_on_digits(folder):
     """One launch of ddp_digits.py on 2 processes, with its EMA fits (scripts/ddp_ema.py), in the
@@ -80,7 +91,8 @@ def _two_processes_on_digits(folder):
     (folder / "run").mkdir()
     (folder / "ema").mkdir()
     return prestart.Job([sys.executable, SCRIPT, folder / "run", "--devices", "2", "--epochs", "2", "--lr-find",
-                         "--ema-dir", folder / "ema"], env=LAUNCH_ENV, unset=NOT_LAUNCHED, timeout=400)
+                         "--ema-dir", folder / "ema", "--metrics-dir", folder / "metrics"], env=LAUNCH_ENV,
+                        unset=NOT_LAUNCHED, timeout=400)
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +137,62 @@ def test_two_processes_on_digits(two_processes, digits):
     assert acc_ddp >= 0.9
 
 
+@pytest.mark.slow
+@pytest.mark.prestart("ddp:digits")
+def test_metrics_in_one_process_and_in_two_run_the_same_code_and_equal_torchmetrics(two_processes):
+    """scripts/ddp_metrics.py: every metric of hotstart.metrics over 5 batches, shared out among 2
+    processes (gloo) by the launch, and all in this process (a PlainBackend): the same function,
+    `read_on_host` through the backend's ``sum_tensors``, as the Metrics callback runs. Both equal
+    torchmetrics over all batches in one process (counts exactly; float sums to rounding, which
+    depends on the order they are added in); MeanDistance, which torchmetrics lacks, equals the
+    mean of the distances computed directly. A target outside the classes on one process raises
+    on both."""
+    import torchmetrics
+    import torchmetrics.classification as tmc
+
+    from hotstart.learner.backend import PlainBackend
+
+    ddp_metrics = _script_module("ddp_metrics")
+    proc, _, _ = two_processes
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    two = [json.loads((proc.folder / "metrics" / f"rank{r}.json").read_text()) for r in (0, 1)]
+    one = ddp_metrics.metrics_case(PlainBackend())
+    assert [r["world_size"] for r in two] == [2, 2] and one["world_size"] == 1
+    assert two[0]["n"] == two[1]["n"] == one["n"] == sum(ddp_metrics.BATCH_SIZES)
+    assert two[0]["invalid_raised"] and two[1]["invalid_raised"] and one["invalid_raised"]
+
+    units = lambda x: x[:, 1] * 3.0 + 4.0  # noqa: E731 - Denormalized(output=1)'s transform
+    c, L = ddp_metrics.CLASSES, ddp_metrics.LABELS
+    reference = {"accuracy": tmc.MulticlassAccuracy(c, average="micro"),
+                 "multilabel_accuracy": tmc.MultilabelAccuracy(L, average="micro"),
+                 "f1": tmc.MultilabelF1Score(L, average="macro"), "mse": torchmetrics.MeanSquaredError(),
+                 "rmse_per_output_1": torchmetrics.wrappers.LambdaInputTransformer(
+                     torchmetrics.MeanSquaredError(squared=False), transform_pred=units, transform_target=units),
+                 "r2": torchmetrics.R2Score(), "pixel_accuracy": tmc.MulticlassAccuracy(c, average="micro"),
+                 "mean_iou": tmc.MulticlassJaccardIndex(c, average="macro")}
+    want = {}
+    for name, (_, kind) in ddp_metrics.metrics().items():
+        pairs = ddp_metrics.batches(kind)
+        if name == "mean_distance":
+            h, w = ddp_metrics.HW
+            d = torch.cat([((p - t).reshape(len(p), -1, 2) * torch.tensor([w / 2, h / 2])).norm(dim=-1).reshape(-1)
+                           for p, t in pairs])
+            want[name] = float(d.double().mean())
+            continue
+        for p, t in pairs:
+            reference[name].update(p.softmax(1) if name in ("accuracy", "pixel_accuracy", "mean_iou") else p, t)
+        want[name] = float(reference[name].compute())
+    assert set(want) == set(one["values"]) == set(two[0]["values"])
+    counted = ("accuracy", "multilabel_accuracy", "f1", "pixel_accuracy", "mean_iou")  # ratios of integer counts
+    for name, value in want.items():
+        for run in (one, *two):
+            if name in counted:
+                assert run["values"][name] == value, (name, run["world_size"])
+            else:
+                assert run["values"][name] == pytest.approx(value, rel=1e-6), (name, run["world_size"])
+    assert two[0]["values"] == two[1]["values"]  # every process reads the same numbers
+
+
 @prestart.job("ddp:nan")
 def _a_nan_loss_on_one_rank(folder):
     """ddp_nan.py with 2 processes, in the background from the start (tests/prestart.py); killed
@@ -147,11 +215,8 @@ def test_ema_across_processes(two_processes, digits):
     from hotstart import ImageClassificationSingle, load_learner, tasklearner
     from hotstart.learner import EMA
 
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        from ddp_ema import mlp, small_digits
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
+    ddp_ema = _script_module("ddp_ema")
+    mlp, small_digits = ddp_ema.mlp, ddp_ema.small_digits
     proc, _, folder = two_processes
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     r0, r1 = (json.loads((folder / f"result-rank{r}.json").read_text()) for r in (0, 1))

@@ -57,9 +57,21 @@ def test_mix_batch_equals_timms_mixup_and_leaves_numpys_global_rng_alone(options
             assert torch.equal(got_x, ref_x) and torch.equal(got_y, ref_y)
     finally:
         np.random.set_state(saved)
-    odd_x, odd_y = mix_batch(mixup, x[:7], y[:7], 3)  # odd batch: the last image is left as it is
-    assert torch.equal(odd_x[-1], x[6]) and odd_y.shape == (7, 10)
+    # an odd batch: timm on the batch plus a copy of its second image (dropped), so no image is its own
+    # partner; before, the last image (all of a batch of one) was left unmixed without a word
+    saved = np.random.get_state()
+    try:
+        odd_x, odd_y = mix_batch(mixup, x[:7], y[:7], 3)
+        np.random.seed(3)
+        ref_x, ref_y = mixup(torch.cat([x[:7], x[1:2]]).clone(), torch.cat([y[:7], y[1:2]]))
+    finally:
+        np.random.set_state(saved)
+    assert torch.equal(odd_x, ref_x[:7]) and torch.equal(odd_y, ref_y[:7])
+    if options.get("mode") != "elem":  # elem draws a lambda per image: some may be 1 (unmixed)
+        assert all(not torch.equal(odd_x[i], x[i]) for i in range(7))
     assert torch.allclose(odd_y.sum(1), torch.ones(7))
+    one_x, one_y = mix_batch(mixup, x[:1], y[:1], 3)  # nothing to mix with: as it is
+    assert torch.equal(one_x, x[:1]) and one_y.argmax(1).tolist() == y[:1].tolist()
 
 
 class BatchLog(Callback):
@@ -80,13 +92,13 @@ def test_mixup_callback_mixes_training_batches_from_the_learners_seed(make_learn
     from hotstart.learner.rng import derive_seed
 
     raw, mixed = BatchLog(), BatchLog()
-    make_learner(task=smooth_task, callbacks=[raw]).fit(1, 1e-9)  # the same loaders, unmixed
+    make_learner(task=smooth_task, callbacks=[raw]).fit(2, 1e-9)  # the same loaders, unmixed
     learner = make_learner(task=smooth_task, callbacks=[CutMix(prob=0.7), mixed])
     np_state, torch_state = np.random.get_state()[1].copy(), torch.get_rng_state()
-    learner.fit(1, 1e-3)
+    learner.fit(2, 1e-3)
     assert np.array_equal(np.random.get_state()[1], np_state) and torch.equal(torch.get_rng_state(), torch_state)
     ref = Mixup(mixup_alpha=0.0, cutmix_alpha=1.0, prob=0.7, label_smoothing=0.1, num_classes=10)
-    n_mixed = 0
+    n_mixed, n_epoch_matters = 0, 0
     saved = np.random.get_state()
     try:
         for (epoch, i, x, y), (_, _, mx, my) in zip(raw.train, mixed.train):
@@ -94,9 +106,12 @@ def test_mixup_callback_mixes_training_batches_from_the_learners_seed(make_learn
             rx, ry = ref(x.clone(), y)
             assert torch.equal(mx, rx) and torch.equal(my, ry)
             n_mixed += not torch.equal(mx, x)
+            if epoch == 1:  # the same batch position one epoch earlier draws otherwise: the seed holds the epoch
+                np.random.seed(derive_seed(learner.fit_seed, 0, i, _STREAM))
+                n_epoch_matters += not torch.equal(ref(x.clone(), y)[1], my)
     finally:
         np.random.set_state(saved)
-    assert len(mixed.train) == 5 and n_mixed >= 1
+    assert len(mixed.train) == 10 and n_mixed >= 1 and n_epoch_matters >= 3
     # validation is never mixed: the same images and class indices
     assert all(torch.equal(a[2], b[2]) and torch.equal(a[3], b[3]) for a, b in zip(raw.valid, mixed.valid))
     assert mixed.valid[0][3].dtype == torch.long
@@ -112,6 +127,8 @@ def test_mixup_needs_a_single_label_classification_task(make_learner):
         bare.fit(1)
     with pytest.raises(UsageError, match="alpha"):
         MixUp(mixup_alpha=0.0)
+    with pytest.raises(UsageError, match="batch_size=1 there is none"):
+        make_learner(batch_size=1, callbacks=[MixUp()]).fit(1)
 
 
 # --- EMA ---------------------------------------------------------------------------------------
@@ -215,6 +232,34 @@ def test_set_size_trains_on_at_the_new_size_as_a_learner_built_for_it(make_learn
     assert all(torch.equal(a, b) for a, b in zip(got, want))  # the same validation images at 16x16
     with pytest.raises(UsageError, match="size"):
         Learner(learner.model, None, None, learner.loss_func, task=None, progress=False).set_size(32)
+
+
+def test_sizes_the_model_cannot_take_are_refused_as_tasklearner_refuses_them(make_learner, small_task, digits_small):
+    """set_size and fit_one_cycle(sizes=) took sizes that tasklearner refuses for the same model;
+    sizes= is checked when the fit starts, before a batch is trained."""
+    from hotstart import tasklearner
+    from hotstart.tasks.checks import ModelTaskMismatch
+
+    def by_8():  # downsamples by 8: takes 8x8, not 4x4
+        conv = lambda cin, cout: torch.nn.Conv2d(cin, cout, 3, stride=2, padding=1)  # noqa: E731
+        return torch.nn.Sequential(conv(1, 4), torch.nn.ReLU(), conv(4, 4), torch.nn.ReLU(), conv(4, 4),
+                                   torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 10))
+
+    data = digits_small[0].subset(list(range(40)))
+    at_4 = SupervisedTask.from_dict({**small_task.to_dict(), "size": [4, 4]})
+    with pytest.raises(ModelTaskMismatch) as refused:
+        tasklearner(at_4, data, model=by_8(), progress=False, seed=0)
+    learner = make_learner(data=data, model=by_8(), batch_size=16)
+    with pytest.raises(ModelTaskMismatch) as by_set_size:
+        learner.set_size((4, 4))
+    assert str(by_set_size.value) == f"set_size((4, 4)): {refused.value}" and "4x4 is too small" in str(refused.value)
+    assert learner.task == small_task and learner.task.size == (8, 8)  # nothing changed
+    before = {k: v.clone() for k, v in learner.task_model().state_dict().items()}
+    with pytest.raises(ModelTaskMismatch) as by_sizes:
+        learner.fit_one_cycle(2, 1e-2, sizes=[(8, 8), 4])
+    assert str(by_sizes.value) == f"sizes=[(8, 8), (4, 4)]: {refused.value}"
+    assert learner.task.size == (8, 8) and learner.history == []
+    assert all(torch.equal(v, before[k]) for k, v in learner.task_model().state_dict().items())  # nothing trained
 
 
 def test_fit_one_cycle_with_sizes_is_one_cycle_across_the_sizes_and_resumes_at_the_right_size(make_learner,

@@ -98,3 +98,40 @@ def test_run_eval_keeps_what_it_is_told_and_leaves_the_callers_rng(trained):
     assert int(n.sum()) == len(learner.valid_loader.dataset)
     assert learner.run_eval() is None
     assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_an_overridden_valid_step_changes_every_evaluation_alike(trained):
+    """Every evaluation makes its one forward call through `valid_step`: a subclass that divides
+    the outputs by a temperature changes validate, get_preds, predict and tta alike (each equals
+    softmax(logits / 4), computed here from the plain learner's own results)."""
+    from hotstart.learner.loop import Learner
+
+    class Tempered(Learner):
+        def valid_step(self):
+            self.pred = self.model(self.xb) / 4.0
+            self.event("after_pred")
+            if self.yb is not None:
+                self.loss = self.compute_loss(self.pred, self.yb)
+            self.event("after_loss")
+
+    plain = trained
+    tempered = Tempered(plain.model, plain.train_loader, plain.valid_loader, plain.loss_func, task=plain.task,
+                        metrics=plain.task.metrics, seed=plain.seed, progress=False)
+    cooled = lambda probs: torch.softmax(torch.log(probs) / 4.0, -1)  # noqa: E731 - softmax(z / 4) from softmax(z)
+    probs, targets, _ = _by_hand(plain, plain.valid_loader)
+    want = cooled(probs)
+    assert not torch.allclose(want, probs, atol=1e-3)  # the temperature changes the probabilities
+
+    got, got_targets = tempered.get_preds()
+    assert torch.allclose(got, want, atol=1e-5) and torch.equal(got_targets, targets)
+
+    loss = float(torch.nn.functional.nll_loss(torch.log(want), targets))
+    assert tempered.validate()["loss"] == pytest.approx(loss, rel=1e-4)
+    assert plain.validate()["loss"] != pytest.approx(loss, rel=1e-2)
+
+    raw = plain.valid_loader.dataset.inputs[0]
+    assert torch.allclose(tempered.predict(raw)[1], cooled(plain.predict(raw)[1]), atol=1e-5)
+
+    assert torch.allclose(tempered.tta(n=2, beta=1.0, verbose=False).probs, want, atol=1e-5)
+    view = tempered.tta(n=1, beta=0.0, verbose=False).probs  # an augmented view alone goes through it too
+    assert torch.allclose(view, cooled(plain.tta(n=1, beta=0.0, verbose=False).probs), atol=1e-5)

@@ -45,6 +45,8 @@ def test_fastai_jl_startup_workload(random_rgb):
     for row in learner.history:
         assert math.isfinite(row["train_loss"]) and math.isfinite(row["valid_loss"])
     assert task.classes == sorted(set(labels))
+    assert len(learner.recorder.losses) == 2 * learner.n_iter  # every batch trained on, at the default size
+    assert learner.history[-1]["valid_loss"] == pytest.approx(learner.validate()["loss"], rel=1e-5)
 
 
 def test_validate_before_any_fit(make_learner):
@@ -94,12 +96,24 @@ def test_one_cycle_schedule(make_learner):
     assert learner.recorder.lrs == pytest.approx(lrs)
 
 
+def _same_fit(a, b):
+    """Two fits that must be one: the same weights, bit for bit, and the same history (but the time)."""
+    sa, sb = a.task_model().state_dict(), b.task_model().state_dict()
+    assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+    strip = lambda h: [{k: v for k, v in row.items() if k != "time"} for row in h]  # noqa: E731
+    assert strip(a.history) == strip(b.history) and a.recorder.losses == b.recorder.losses
+
+
 def test_fit_one_cycle_function_form(make_learner):
+    """FastAI.jl's function form is the method: the same fit, bit for bit, and it learns."""
     from hotstart import fit_one_cycle
 
     learner = make_learner()
-    assert fit_one_cycle(learner, 1) is learner
-    assert len(learner.history) == 1
+    assert fit_one_cycle(learner, 2, 3e-3) is learner
+    method = make_learner()
+    method.fit_one_cycle(2, 3e-3)
+    _same_fit(learner, method)
+    assert learner.history[1]["train_loss"] < 0.7 * learner.history[0]["train_loss"]  # it learns
 
 
 def test_fit_constant_lr_keeps_betas(make_learner):
@@ -196,20 +210,43 @@ class DigitsDataset(torch.utils.data.Dataset):
 
 
 def test_map_style_dataset(digits_small, small_task):
+    """A map-style dataset trains exactly as the same samples given as two lists: the same split,
+    the same batches, the same weights bit for bit."""
     data, _ = digits_small
     learner = tasklearner(small_task, DigitsDataset(data, 100), seed=0, progress=False, batch_size=32)
     assert len(learner.train_loader.dataset) == 80 and len(learner.valid_loader.dataset) == 20
-    learner.fit(1)
-    assert len(learner.history) == 1
+    learner.fit(1, 3e-3)
+    lists = ([data[0][i] for i in range(100)], [data[1][i] for i in range(100)])
+    reference = tasklearner(small_task, lists, seed=0, progress=False, batch_size=32)
+    reference.fit(1, 3e-3)
+    _same_fit(learner, reference)
+
+
+def _loss_by_hand(learner, inputs, targets) -> tuple[float, float]:
+    """(mean cross-entropy, accuracy) of the learner's model on raw samples, encoded for validation."""
+    task = learner.task
+    xb = torch.stack([task.encode_sample((x, y), "validation", np.random.default_rng(0))[0]
+                      for x, y in zip(inputs, targets)])
+    yb = torch.tensor([task.classes.index(y) if not isinstance(y, int) else y for y in targets])
+    model = learner.model.eval()
+    with torch.no_grad():
+        out = model(xb)
+    return float(torch.nn.functional.cross_entropy(out, yb)), float((out.argmax(1) == yb).float().mean())
 
 
 def test_validdata(digits_small, small_task):
+    """With validdata, the training set is all of `data` and the validation set is `validdata`:
+    the epoch's validation numbers are those of the model on exactly those samples."""
     data, _ = digits_small
     train, valid = data.subset(range(0, 120)), data.subset(range(120, 150))
-    learner = tasklearner(small_task, train, validdata=(list(valid[0]), list(valid[1])), seed=0, progress=False)
+    valid_lists = (list(valid[0]), list(valid[1]))
+    learner = tasklearner(small_task, train, validdata=valid_lists, seed=0, progress=False)
     assert len(learner.train_loader.dataset) == 120 and len(learner.valid_loader.dataset) == 30
-    learner.fit(1)
-    assert len(learner.history) == 1
+    learner.fit(2, 3e-3)
+    loss, accuracy = _loss_by_hand(learner, *valid_lists)
+    assert learner.history[-1]["valid_loss"] == pytest.approx(loss, rel=1e-5)
+    assert learner.history[-1]["accuracy"] == pytest.approx(accuracy)
+    assert learner.history[1]["train_loss"] < learner.history[0]["train_loss"]
 
 
 def _write_images(folder, n, seed, size=(12, 12)):
@@ -231,6 +268,17 @@ def test_image_folders_train_valid_split(tmp_path):
     assert len(learner.train_loader.dataset) == 12 and len(learner.valid_loader.dataset) == 6
     learner.fit(1)
     assert task.classes == ["cat", "dog"] and len(learner.history) == 1
+    # the folders' split, not a random one: the validation samples are the files under valid/
+    from hotstart.datasets.containers import source_index
+
+    valid = learner.valid_loader.dataset
+    files = data[0].container  # the lazily loaded paths, in the Data's order
+    paths = sorted(str(p) for p in (tmp_path / "valid").rglob("*.png"))
+    assert sorted(str(files[source_index(valid.inputs, i)]) for i in range(len(valid))) == paths
+    loss, accuracy = _loss_by_hand(learner, [valid.inputs[i] for i in range(len(valid))],
+                                   [valid.targets[i] for i in range(len(valid))])
+    assert learner.history[0]["valid_loss"] == pytest.approx(loss, rel=1e-5)
+    assert learner.history[0]["accuracy"] == pytest.approx(accuracy)
 
 
 # --- bad input ------------------------------------------------------------------------------

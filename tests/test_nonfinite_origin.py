@@ -78,3 +78,26 @@ def test_detect_anomaly_checks_every_batch_and_stops_at_the_first_non_finite_out
     learner = Learner(_model(), loader, None, nn.CrossEntropyLoss(), seed=0, progress=False)
     with pytest.raises(NonFiniteLossError, match=r"forward output of 2 \(BlowsUpOnLargeInputs\).*batch 1, samples \[2, 5\]"):
         learner.fit(1, 1e-3, detect_anomaly=True)
+
+
+@pytest.mark.parametrize("huge", [True, False], ids=["a NaN is found", "nothing is found"])
+def test_the_locator_leaves_the_buffers_the_mode_and_the_rng_as_they_were(huge):
+    """Re-running a batch to find where a NaN began must not change the model it diagnoses: the
+    BatchNorm statistics it updated in training mode are put back, bit for bit (and with them the
+    batch counter), the mode stays, and dropout's draws do not move the caller's RNG."""
+    from hotstart.learner.nonfinite_origin import locate_nonfinite
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), BlowsUpOnLargeInputs(), nn.BatchNorm1d(8), nn.Dropout(0.5), nn.Linear(8, 2))
+    model.train()
+    model(torch.randn(6, 4))  # running statistics that are not the initial ones
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    xb = torch.randn(5, 4) * (1e4 if huge else 1.0)
+    rng = torch.get_rng_state()
+    origin = locate_nonfinite(model, xb, torch.tensor([0, 1, 0, 1, 0]), nn.CrossEntropyLoss(), epoch=0, batch=3)
+    assert (origin is not None) == huge
+    after = model.state_dict()
+    assert int(after["2.num_batches_tracked"]) == 1
+    for key, value in before.items():
+        assert torch.equal(after[key], value), key
+    assert model.training and torch.equal(torch.get_rng_state(), rng)

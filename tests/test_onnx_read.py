@@ -157,3 +157,39 @@ def test_an_unsupported_op_is_an_error_naming_the_node_and_the_op(tmp_path):
         from_onnx(path, batchnorm="yes")
     with pytest.raises(FileNotFoundError, match="no such ONNX file"):
         from_onnx(tmp_path / "missing.onnx")
+
+
+def test_an_empty_or_graphless_file_is_named_as_such(tmp_path):
+    """An empty file was read by protobuf as an empty model, and the version converter then blamed
+    "an old IR version"."""
+    from hotstart.models.onnx_read import OnnxReadError, from_onnx
+
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    with pytest.raises(OnnxReadError, match=r"empty\.onnx: the file is empty \(0 bytes\), not an ONNX model"):
+        from_onnx(empty)
+    import onnx
+
+    graphless = tmp_path / "graphless.onnx"
+    graphless.write_bytes(onnx.ModelProto(producer_name="x").SerializeToString())
+    with pytest.raises(OnnxReadError, match=r"graphless\.onnx: not an ONNX model .*holds no graph"):
+        from_onnx(graphless)
+
+
+def test_a_huge_declared_input_is_refused_before_anything_is_allocated(tmp_path):
+    """The read's probe forward pass allocated the declared input (40 GB for this one) before
+    failing with a bare allocator message; the shape is checked first, naming the file."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from hotstart.models.onnx_read import OnnxReadError, from_onnx
+
+    graph = helper.make_graph([helper.make_node("GlobalAveragePool", ["x"], ["y"])], "huge",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 60000, 60000])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3, 1, 1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "huge.onnx"
+    onnx.save(model, str(path))
+    with pytest.raises(OnnxReadError, match=r"huge\.onnx: input 'x' declares the shape \['N', 3, 60000, 60000\]"):
+        from_onnx(path)

@@ -199,3 +199,30 @@ def test_non_finite_outputs_are_an_error_line_not_invalid_json(tmp_path, capsys)
     assert predict_paths(Predictor.load(path), [str(tmp_path / "x.png")], as_json=True) == 1
     out = capsys.readouterr()
     assert out.out == "" and "x.png: the model's outputs are not finite" in out.err
+
+
+def test_an_empty_file_and_a_huge_declared_input_are_named(tmp_path):
+    """An empty .onnx got onnxruntime's message about an old IR version; an input shape beyond what
+    a sample can be (here 3 x 60000 x 60000) is refused with the file and the shape."""
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    with pytest.raises(MetadataError, match=r"empty\.onnx: the file is empty \(0 bytes\)"):
+        Predictor.load(empty)
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(  # no weights: pool the huge input down to 3 logits
+        [helper.make_node("GlobalAveragePool", ["input"], ["pooled"]), helper.make_node("Flatten", ["pooled"], ["logits"])],
+        "huge", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, 60000, 60000])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    meta = {**_image_meta(), "channels": "3", "mean": "[0.5, 0.5, 0.5]", "std": "[1, 1, 1]"}
+    for k, v in meta.items():
+        model.metadata_props.add(key=k, value=v)
+    path = tmp_path / "huge.onnx"
+    onnx.save(model, str(path))
+    with pytest.raises(MetadataError, match=r"huge\.onnx: the model declares an input of shape \['N', 3, 60000, 60000\]"):
+        Predictor.load(path)
+    with pytest.raises(MetadataError, match=r"metadata key 'size' is \[60000, 60000\]"):
+        Predictor.load(_onnx(tmp_path / "meta.onnx", (1, 4, 5), 3, {**_image_meta(), "size": "[60000, 60000]"}))

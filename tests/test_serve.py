@@ -147,6 +147,16 @@ def test_served_script_sees_what_python_gives_it(served, tmp_path):
     assert ra["stdin"] == "piped in\n" and ra["path0"] == str(SCRIPTS.resolve())
 
 
+def test_served_runs_draw_other_random_numbers_as_new_processes_do(served):
+    """Each fork would inherit the server's generator states: two served runs of a script that
+    draws without a seed must differ in every generator loaded, as two `python draws.py` do."""
+    runs = [report(hotstart(served, "run", SCRIPTS / "draws.py")) for _ in range(2)]
+    assert {"torch.rand", "numpy.random.rand", "random.random", "sympy.core.random.rng"} <= set(runs[0])
+    assert set(runs[0]) == set(runs[1])
+    same = sorted(k for k in runs[0] if runs[0][k] == runs[1][k])
+    assert same == [], f"served runs share these generators' states: {same}"
+
+
 def test_twenty_runs_in_a_row_and_four_at_once(served):
     before = status(served)
     for i in range(20):
@@ -235,6 +245,19 @@ def test_client_killed_ends_its_run(served, tmp_path):
     assert status(served)["runs"] == []
 
 
+def test_server_killed_during_a_run_stops_the_run_and_says_so_with_its_pid(bare, tmp_path):
+    """Without this the run went on as an orphan, writing to the terminal after the client had
+    returned, out of Ctrl-C's reach."""
+    runtime, server = bare
+    proc, child = _start_sleeper(runtime, tmp_path)
+    server.proc.kill()
+    server.proc.wait()
+    _, err = proc.communicate(timeout=60)
+    assert _gone(child, timeout=5), "the run outlived its server"
+    assert proc.returncode == 1
+    assert f"stopping the run (pid {child}) with SIGTERM" in err and f"the run (pid {child}) has ended" in err, err
+
+
 # --- when the server is not used ---------------------------------------------------------------------
 def test_killed_server_leaves_a_stale_socket_the_client_and_a_new_server_handle(bare):
     runtime, server = bare
@@ -291,6 +314,26 @@ def test_identity_mismatch_names_what_differs():
     assert checks.env_mismatch({}, {"TORCHELASTIC_RUN_ID": "1", "HOTSTART_SERVER": "1"}) is None
     assert checks.env_mismatch({}, {"TORCH_LOGS": "x"}, set_by_preload={"TORCH_LOGS": "x"}) is None
     assert "TORCH_LOGS" in checks.env_mismatch({}, {"TORCH_LOGS": "y"}, set_by_preload={"TORCH_LOGS": "x"})
+
+
+@pytest.mark.parametrize("key", ["PYTHONHASHSEED", "LD_PRELOAD", "LD_LIBRARY_PATH", "OMP_NUM_THREADS",
+                                 "KMP_AFFINITY", "GOMP_CPU_AFFINITY", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                 "GOTO_NUM_THREADS", "TORCH_LOGS", "TORCHINDUCTOR_CACHE_DIR", "PYTORCH_CUDA_ALLOC_CONF",
+                                 "VIRTUAL_ENV", "LANG", "LC_ALL", "LC_CTYPE"])
+def test_every_start_up_variable_that_differs_is_named(key):
+    """Each prefix of the start-up check, with another value on each side (an equal value on both
+    sides could not tell a dropped prefix from a kept one), and set on one side only."""
+    assert key.startswith(checks.STARTUP_ENV_PREFIXES)
+    for server_env, client_env_ in (({key: "a"}, {key: "b"}), ({}, {key: "b"}), ({key: "a"}, {})):
+        reason = checks.env_mismatch({"PATH": "x", **server_env}, {"PATH": "y", **client_env_})
+        assert reason is not None and reason.startswith(f"{key} differs from the server's"), (key, reason)
+    assert checks.env_mismatch({key: "a"}, {key: "a"}) is None
+
+
+def test_every_start_up_prefix_is_tested():
+    tested = test_every_start_up_variable_that_differs_is_named.pytestmark[0].args[1]
+    untested = [p for p in checks.STARTUP_ENV_PREFIXES if not any(k.startswith(p) for k in tested)]
+    assert untested == []
 
 
 def test_a_preloaded_module_changed_on_disk_stops_the_server(tmp_path):
@@ -398,6 +441,114 @@ def test_hotstart_serve_in_the_background_status_and_stop():
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_a_stopping_server_is_still_shown_and_a_new_one_may_start(bare, tmp_path):
+    """`--stop` during a run: the server waits for the run, takes no new one, and `--status` and
+    `--stop` still find it (they said "no server is running")."""
+    runtime, server = bare
+    env = client_env(runtime)
+    proc, child = _start_sleeper(runtime, tmp_path)
+    stopped = hotstart(runtime, "serve", "--stop", env=env)
+    assert stopped.returncode == 0 and f"stopping pid {server.proc.pid} once its 1 run(s) end" in stopped.stdout
+    shown = hotstart(runtime, "serve", "--status", env=env)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"pid {server.proc.pid} on " in shown.stdout and "stopping: exits once its 1 run(s) end" in shown.stdout
+    assert f"run {child}:" in shown.stdout
+    again = hotstart(runtime, "serve", "--stop", env=env)
+    assert again.returncode == 0 and f"pid {server.proc.pid} is already stopping" in again.stdout
+    assert report(echo(runtime, "x"))["served"] is False  # no new run goes to a stopping server
+    newer = ForegroundServer(runtime)  # a new server may take the socket meanwhile
+    try:
+        both = hotstart(runtime, "serve", "--status", env=env).stdout
+        assert f"pid {newer.proc.pid} on {runtime / 'serve.sock'}" in both and f"pid {server.proc.pid} on " in both
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+        assert server.proc.wait(30) == 0
+        assert sorted(p.name for p in runtime.iterdir()) == ["serve.sock"]  # the moved socket is gone too
+    finally:
+        newer.close()
+
+
+@nobody
+def test_stop_and_status_from_another_user_say_not_yours(bare):
+    runtime, server = bare
+
+    def stop_as_other_user(command) -> str:
+        r, w = os.pipe()
+
+        def act() -> int:
+            import contextlib
+
+            from hotstart.serve import daemon
+
+            os.close(r)
+            os.environ["HOTSTART_RUNTIME_DIR"] = str(runtime)
+            with os.fdopen(w, "w") as out, contextlib.redirect_stdout(out):
+                return getattr(daemon, command)()
+
+        code = _as_nobody(act)
+        os.close(w)
+        with os.fdopen(r) as f:
+            return f"{code}: {f.read()}"
+
+    for command in ("stop", "status"):
+        said = stop_as_other_user(command)
+        assert said.startswith("1: ") and f"{runtime} belongs to uid 0, not to you" in said, said
+    os.chmod(runtime, 0o711)
+    os.chmod(runtime / "serve.sock", 0o777)  # reachable: the peer's uid still says whose it is
+    said = stop_as_other_user("stop")
+    assert said.startswith("1: ") and "runs as uid 0" in said and "not yours" in said, said
+    assert server.proc.poll() is None and status(runtime)["stopping"] is False
+
+
+_FINDER_AFTER_PATH_SEARCH = '''\
+"""hotstart as an editable install finds it: by a finder placed after the path search."""
+import importlib.machinery, importlib.util, os, sys
+
+class _Editable:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name != "hotstart":
+            return None
+        where = os.environ["SERVE_TEST_HOTSTART"]
+        return importlib.util.spec_from_file_location(name, os.path.join(where, "__init__.py"),
+                                                      submodule_search_locations=[where])
+
+sys.meta_path.insert(sys.meta_path.index(importlib.machinery.PathFinder) + 1, _Editable)
+'''
+
+
+def test_serve_started_from_the_folder_that_holds_a_clone_imports_the_clients_hotstart(tmp_path):
+    """From the folder that holds a clone named `hotstart`, `python -m hotstart` found the clone's
+    root first (a namespace package, no __version__) where an editable install's finder comes after
+    the path search: the server died at start. A console script (sys.path[0] = its own folder) as
+    the client, hotstart found as an editable install finds it, and the clone beside the cwd."""
+    import hotstart as ours
+
+    holder = tmp_path / "holder"
+    (holder / "hotstart").mkdir(parents=True)  # the clone's root: no __init__.py
+    (holder / "hotstart" / "README.md").write_text("a clone\n")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_FINDER_AFTER_PATH_SEARCH)
+    script = tmp_path / "bin" / "hotstart"
+    script.parent.mkdir()
+    script.write_text("import sys\nfrom hotstart.cli import main\nsys.exit(main())\n")  # as pip writes it
+    runtime = short_runtime()
+    env = client_env(runtime, PYTHONPATH=str(site), SERVE_TEST_HOTSTART=os.path.dirname(ours.__file__))
+
+    def client(*args):
+        return subprocess.run([sys.executable, str(script), *map(str, args)], env=env, cwd=holder, capture_output=True,
+                              text=True, timeout=START_TIMEOUT)
+
+    started = client("serve", "--preload", "json", "--idle", "60")
+    try:
+        assert started.returncode == 0, started.stdout + started.stderr
+        proc = client("run", ECHO, "x")
+        assert proc.returncode == 0 and report(proc)["served"] is True, proc.stderr
+    finally:
+        client("serve", "--stop")
 
 
 def test_idle_server_exits_by_itself():

@@ -28,9 +28,10 @@ def _rows(n=40, huge=None):
     return "x,z,t\n" + "".join(f"{float(v)!r},{rng.normal():.3f},{'pq'[i % 2]}\n" for i, v in enumerate(x)), x
 
 
-@pytest.mark.parametrize("huge", [1e308, -1.7e308, 1.7976931348623157e308])
+@pytest.mark.parametrize("huge", [3e38, -3.4e38, float(np.finfo(np.float32).max)])
 def test_a_huge_value_keeps_the_statistics_finite_and_json_valid(tmp_path, huge):
-    """Before: the std was inf, every encoded value 0, and `Infinity` in task.json and the ONNX metadata."""
+    """Before: the std was inf, every encoded value 0, and `Infinity` in task.json and the ONNX metadata.
+    (Values beyond float32's range are refused: the next test.)"""
     from hotstart.export.metadata import page_fields, task_metadata
 
     text, x = _rows(huge=huge)
@@ -48,6 +49,36 @@ def test_a_huge_value_keeps_the_statistics_finite_and_json_valid(tmp_path, huge)
         if value.startswith(("{", "[")):
             json.loads(value, parse_constant=pytest.fail)
     json.loads(json.dumps(page_fields(task), allow_nan=False))
+
+
+@pytest.mark.parametrize("huge", ["1e308", "-1.7e308", "3.5e38"])
+def test_an_input_beyond_float32_is_refused_naming_its_file_line_and_column(tmp_path, huge):
+    """Training is float32: a 1e308 cell became inf once encoded (in the validation split, whose
+    statistics are the training split's) and the fit ended in "training diverged"."""
+    pd = pytest.importorskip("pandas")
+    text, _ = _rows()
+    lines = text.splitlines()
+    lines[6] = f"{huge},0.5,p"  # line 7 of the file: the header is line 1
+    path = _csv(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(DatasetError) as e:
+        TableData(path, target="t")
+    assert re.search(rf"continuous column 'x' of .*t\.csv holds {re.escape(repr(float(huge)))} in line 7, beyond "
+                     r"float32's range", str(e.value)), str(e.value)
+    df = pd.read_csv(path)
+    with pytest.raises(DatasetError, match=r"continuous column 'x' of the DataFrame holds .* in row 5, beyond float32"):
+        TableData(df, target="t")
+
+
+def test_missing_cells_are_read_in_any_case(tmp_path):
+    """`NaN` and `nan` were missing, `NAN` made the column text (categorical, with a warning)."""
+    text, _ = _rows(n=8)
+    lines = text.splitlines()
+    for i, cell in zip((1, 2, 3, 4, 5), ("NAN", "Nan", "-nan", "NULL", "n/a")):
+        lines[i] = cell + lines[i][lines[i].index(","):]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data, (row, _) = TableData(_csv(tmp_path, "\n".join(lines) + "\n"), target="t")
+    assert "x" in row.continuous and [np.isnan(r["x"]) for r in data.inputs][:6] == [True] * 5 + [False]
 
 
 def test_a_regression_target_beyond_float32_is_refused_naming_its_line(tmp_path):

@@ -196,17 +196,21 @@ def test_regression_metrics_equal_torchmetrics(shape):
 
     from hotstart.metrics import Denormalized, MeanSquaredError, R2Score
 
+    def in_units(ours):  # torchmetrics' RMSE of the same transform: the reference
+        return torchmetrics.wrappers.LambdaInputTransformer(torchmetrics.MeanSquaredError(squared=False),
+                                                            transform_pred=ours.units, transform_target=ours.units)
+
     k = shape[1] if len(shape) == 2 else 1
     units = Denormalized(MeanSquaredError(squared=False), [4000.0] * k, [800.0] * k)
     pairs = {"mse": (MeanSquaredError(), torchmetrics.MeanSquaredError()),
              "rmse": (MeanSquaredError(squared=False), torchmetrics.MeanSquaredError(squared=False)),
              "rmse per output": (MeanSquaredError(squared=False, num_outputs=k),
                                  torchmetrics.MeanSquaredError(squared=False, num_outputs=k)),
-             "r2": (R2Score(), torchmetrics.R2Score()),
-             "rmse in units": (units, units.torchmetric())}
+             "r2": (R2Score(num_outputs=k), torchmetrics.R2Score()),
+             "rmse in units": (units, in_units(units))}
     if k > 1:
         last = Denormalized(MeanSquaredError(squared=False), [4000.0] * k, [800.0] * k, output=k - 1)
-        pairs["rmse of the last output"] = (last, last.torchmetric())
+        pairs["rmse of the last output"] = (last, in_units(last))
     g = torch.Generator().manual_seed(sum(shape))
     preds, target = torch.randn(shape, generator=g), torch.randn(shape, generator=g) * 2 + 1
     for lo, hi in [(0, 16), (16, 18), (18, 37)]:  # streaming: three batches, one of two rows
@@ -379,7 +383,8 @@ def test_export_to_onnx_and_the_torch_free_predictor(species, tmp_path):
     agree with learner.predict; the regression decoding agrees with the task's, on the same metadata."""
     pytest.importorskip("onnxruntime")
     from hotstart.export.metadata import task_metadata
-    from hotstart.predictor import KINDS, Predictor, read_metadata
+    from hotstart.contract import KINDS, read_metadata
+    from hotstart.predictor import Predictor
 
     learner, data = species
     report = learner.export(tmp_path / "species.onnx")
@@ -398,5 +403,6 @@ def test_export_to_onnx_and_the_torch_free_predictor(species, tmp_path):
     out = np.array([0.25], dtype=np.float32)
     got, _ = KINDS["TabularRegression"].decode(out, meta)
     np.testing.assert_allclose(got, task.decode_output(torch.from_numpy(out))[0], rtol=1e-6)
-    np.testing.assert_array_equal(np.stack([KINDS["TabularRegression"].encode(r, meta) for r in mass.inputs[:20]]),
+    encode = KINDS["TabularRegression"].encoder(meta)
+    np.testing.assert_array_equal(np.stack([encode(r) for r in mass.inputs[:20]]),
                                   task.preprocessing.encode_rows(list(mass.inputs[:20])))

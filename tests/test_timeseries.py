@@ -133,11 +133,34 @@ def test_time_series_data_from_arrays_lists_and_dataframes():
     np.testing.assert_array_equal(data[0][3], x[3, :1])
     with pytest.raises(DatasetError, match="3 series but 2 targets"):
         TimeSeriesData(x[:3], ["a", "b"])
+    with pytest.raises(DatasetError, match="regression target 1 of the arrays is nan, not a finite number"):
+        TimeSeriesData(x[:3], [0.5, float("nan"), 1.5], regression=True)
     with pytest.raises(DatasetError, match="target= must name a column"):
         TimeSeriesData(df, target="nope")
 
 
 # --- tasks ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("task_type", [TSClassificationSingle, TSRegression])
+def test_tasklearner_learns_series_statistics_from_its_training_split_only(task_type):
+    """The learner-level tests pass validdata= (the training split is all the data), so statistics
+    computed on all the data passed them: here validation is a strict part of `data`, the series
+    differ by part (scale, offset, length), and the statistics must be the training split's."""
+    rng = np.random.default_rng(3)
+    series = [rng.normal(i, 1 + i / 4, size=(2, 10 + i % 7)) for i in range(24)]
+    targets = ["a", "b"] * 12 if task_type is TSClassificationSingle else [float(i) + 0.5 for i in range(24)]
+    data, blocks = TimeSeriesData(series, targets)
+    learner = tasklearner(task_type(blocks), data, valid_pct=0.25, seed=0, progress=False)
+    train = (learner.train_loader.dataset.inputs, learner.train_loader.dataset.targets)
+    n_valid = len(learner.valid_loader.dataset.inputs)
+    assert 0 < n_valid and len(train[0]) + n_valid == len(series)
+    want = task_type(blocks).setup(train)
+    assert learner.task.preprocessing == want.preprocessing
+    assert learner.task.encodings[1] == want.encodings[1]
+    everything = task_type(blocks).setup(data)
+    assert learner.task.preprocessing != everything.preprocessing  # the test can tell the two apart
+    if task_type is TSRegression:
+        assert learner.task.target_statistics() != everything.target_statistics()
 
 def test_tasks_set_up_on_training_data_and_round_trip_through_json():
     data, blocks = datasets.load("JapaneseVowels")
@@ -254,7 +277,7 @@ def test_cli_trains_a_ts_file_and_the_warmup_has_a_series_workload(tmp_path, cap
 def test_predictor_encodes_and_decodes_a_series_regression_as_the_task_does():
     """No model needed: the metadata of a set-up TSRegression task, read by the predictor's numpy code."""
     from hotstart.export.metadata import task_metadata
-    from hotstart.predictor import KINDS, check_metadata, read_metadata
+    from hotstart.contract import KINDS, check_metadata, read_metadata
 
     covid, blocks = datasets.load("Covid3Month")
     for normalize in ("channel", "series"):
@@ -263,7 +286,33 @@ def test_predictor_encodes_and_decodes_a_series_regression_as_the_task_does():
         check_metadata(meta, "covid")
         kind = KINDS["TSRegression"]
         series = [covid[0][i] for i in range(140, 150)]
-        np.testing.assert_array_equal(np.stack([kind.encode(s, meta) for s in series]),
+        np.testing.assert_array_equal(np.stack([kind.encoder(meta)(s) for s in series]),
                                       np.stack([task.preprocessing.encode_array(s) for s in series]))
         out = np.array([0.3], dtype=np.float32)
         np.testing.assert_allclose(kind.decode(out, meta)[0], task.decode_output(torch.from_numpy(out))[0], rtol=1e-6)
+
+
+def test_a_series_value_that_overflows_float32_is_named_by_channel_and_step():
+    """A finite value so large that, standardised, it overflows float32 became inf and every output
+    NaN; an infinity was refused without saying where. Now both name the channel and the step, for
+    the predictor and for training's encoding alike (one function)."""
+    from hotstart.contract import InputValueError, KINDS, read_metadata
+    from hotstart.errors import SampleError
+    from hotstart.export.metadata import task_metadata
+
+    covid, blocks = datasets.load("Covid3Month")
+    for normalize in ("channel", "series", None):
+        task = TSRegression(blocks, normalize=normalize).setup(covid.split("train"))
+        encode = KINDS["TSRegression"].encoder(read_metadata(task_metadata(task)))
+        series = np.array(covid[0][140], dtype=np.float64).reshape(1, -1)
+        huge = series.copy()
+        huge[0, 7] = 1e308 if normalize != "series" else 1e200  # series: the spread itself overflows
+        with pytest.raises(InputValueError, match=r"channel 0(, step 7)?: .*(float32|overflows)"):
+            encode(huge)
+        with pytest.raises(SampleError, match=r"channel 0(, step 7)?: "):
+            task.preprocessing.encode_array(huge)
+        infinite = series.copy()
+        infinite[0, 3] = -np.inf
+        with pytest.raises(InputValueError, match=r"channel 0, step 3: -inf is not a finite number"):
+            encode(infinite)
+        assert np.isfinite(encode(series)).all()

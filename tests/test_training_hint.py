@@ -1,22 +1,83 @@
-"""`TrainingHint` (learner/callbacks/training_hint.py): a fit too short to learn says so."""
+"""`TrainingHint` (learner/callbacks/training_hint.py): a fit that learned too little says so, and
+its advice depends on what the fit already had (a folder of shapes, as a new user tried it)."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from hotstart.learner.callbacks.training_hint import TrainingHint, fit_hint
+from hotstart.learner.callbacks.training_hint import AT_CHANCE, FEW_STEPS, TrainingHint, fit_hint
 
 FALLING = [2.0, 1.8, 1.5, 1.2, 1.0, 0.9, 0.8, 0.7, 0.6, 0.5]
 
 
-def test_few_steps_or_chance_accuracy_with_a_falling_loss_get_a_reason():
-    assert "only 6 optimizer step(s) in 3 epoch(s)" in fit_hint(6, 3, 0.34, 3, FALLING)
+def test_few_steps_or_chance_accuracy_get_a_reason_of_their_kind():
+    few = fit_hint(6, 3, 0.34, 3, FALLING)
+    assert few.kind == FEW_STEPS and "only 6 optimizer step(s) in 3 epoch(s)" in few.reason
     assert fit_hint(6, 3, 0.97, 3, FALLING) is None            # few steps, but it learned anyway
-    assert "only 6" in fit_hint(6, 3, None, None, FALLING)    # a regression: no accuracy to judge by
+    assert fit_hint(6, 3, None, None, FALLING).kind == FEW_STEPS  # a regression: no accuracy to judge by
     at_chance = fit_hint(500, 3, 0.36, 3, FALLING)
-    assert at_chance.startswith("the validation accuracy (0.360) stayed at chance (1/3 = 0.333)")
-    assert fit_hint(500, 3, 0.36, 3, FALLING[::-1]) is None   # the loss did not fall: another problem
+    assert at_chance.kind == AT_CHANCE
+    assert at_chance.reason.startswith("the validation accuracy (0.360) stayed at chance (1/3 = 0.333) after 500 "
+                                       "optimizer steps in 3 epoch(s), while the training loss fell")
+    assert "unlikely to change" in at_chance.reason
+    flat = fit_hint(500, 3, 0.36, 3, FALLING[::-1])            # enough steps, at chance, and no learning at all
+    assert flat.kind == AT_CHANCE and "the training loss did not fall" in flat.reason
     assert fit_hint(500, 3, 0.80, 3, FALLING) is None
     both = fit_hint(6, 3, 0.30, 3, FALLING)
-    assert "only 6" in both and "at chance" in both
+    assert both.kind == FEW_STEPS and "only 6" in both.reason and "at chance" in both.reason
+
+
+def make_shapes(root: Path, n_per_class: int = 30, size: int = 48, seed: int = 0) -> Path:
+    """A folder of JPEG pictures of circles, squares and triangles (one class folder each), of random
+    colours, sizes and places: what a new user tried `hotstart train photos/` on. Deterministic."""
+    from PIL import Image, ImageDraw
+
+    rng = np.random.default_rng(seed)
+    for kind in ("circle", "square", "triangle"):
+        (root / kind).mkdir(parents=True)
+        for i in range(n_per_class):
+            picture = Image.new("RGB", (size, size), tuple(int(v) for v in rng.integers(0, 256, 3)))
+            colour = tuple(int(v) for v in rng.integers(0, 256, 3))
+            r = int(rng.integers(size // 6, size // 3))
+            x, y = (int(v) for v in rng.integers(r, size - r, 2))
+            draw = ImageDraw.Draw(picture)
+            if kind == "circle":
+                draw.ellipse([x - r, y - r, x + r, y + r], fill=colour)
+            elif kind == "square":
+                draw.rectangle([x - r, y - r, x + r, y + r], fill=colour)
+            else:
+                draw.polygon([(x, y - r), (x - r, y + r), (x + r, y + r)], fill=colour)
+            picture.save(root / kind / f"{i:02d}.jpg", quality=90)
+    return root
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory):
+    return make_shapes(tmp_path_factory.mktemp("shapes") / "photos")
+
+
+def test_following_the_hint_does_not_lead_back_to_it(shapes, tmp_path, capsys):
+    """`hotstart train photos/` at the defaults (small images here, for time) made 5 steps: "more
+    --epochs, a smaller --batch-size". Following it (batch 8, 10 epochs: 90 steps) ended at chance
+    with the same advice. Now a fit with enough steps is never told to take more of them."""
+    from hotstart.cli import main
+
+    common = [str(shapes), "--size", "16", "16", "--no-progress", "--quiet"]
+    assert main(["train", *common, "--out", str(tmp_path / "first")]) == 0
+    first = [line for line in capsys.readouterr().err.splitlines() if line.startswith("hint: ")]
+    assert len(first) == 1 and "only 5 optimizer step(s) in 5 epoch(s)" in first[0], first
+    assert "more --epochs (now 5), a smaller --batch-size (now 64)" in first[0]
+
+    assert main(["train", *common, "--batch-size", "8", "--epochs", "10", "--out", str(tmp_path / "second")]) == 0
+    second = [line for line in capsys.readouterr().err.splitlines() if line.startswith("hint: ")]
+    history = (tmp_path / "second" / "history.csv").read_text().splitlines()
+    accuracy = float(history[-1].split(",")[history[0].split(",").index("accuracy")])
+    if accuracy > 1 / 3 + 0.1:  # it learned: no hint at all
+        assert second == []
+    else:  # at chance again (as the user saw): advice the run has not followed yet
+        assert len(second) == 1 and "after 90 optimizer steps in 10 epoch(s)" in second[0], second
+        assert "--epochs" not in second[0] and "--batch-size" not in second[0]
+        assert "check the labels" in second[0] and "another --lr" in second[0] and "--pretrained" in second[0]
 
 
 def test_the_callback_hints_after_a_short_fit_and_not_after_an_interrupted_one(capsys):

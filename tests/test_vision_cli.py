@@ -13,11 +13,11 @@ def test_segmentation_builtin_data_and_task():
     """Without PATH, --task segmentation trains on digits-segmentation (a full run is the folder test's
     path plus this data; the suite skips it for time)."""
     from hotstart.cli import build_parser
-    from hotstart.cli.train import _make_task, load_data
+    from hotstart.cli.train import load_data, make_task
 
     args = build_parser().parse_args(["train", "--task", "segmentation"])
     data, blocks, name = load_data(args)
-    task = _make_task(args, blocks, builtin=True)
+    task = make_task(args, blocks, builtin=True)
     assert name == "digits-segmentation" and len(data[0]) == 1797
     assert type(task).__name__ == "ImageSegmentation" and task.size == (32, 32) and task.augment == {"flip": 0.0}
 

@@ -84,6 +84,9 @@ def test_keypoint_table_reads_points_and_names_bad_rows(tmp_path):
     (tmp_path / "nan.csv").write_text("file,x0,y0\np.png,nan,2\n")
     with pytest.raises(DatasetError, match="row 1.*not a finite"):
         datasets.KeypointTable(tmp_path / "nan.csv", "file", ["x0", "y0"])
+    (tmp_path / "huge.csv").write_text("file,x0,y0\np.png,1,2\nq.png,3,1e308\n")  # inf once float32
+    with pytest.raises(DatasetError, match=r"huge\.csv row 2 \(line 3\): column 'y0' holds '1e308', beyond float32"):
+        datasets.KeypointTable(tmp_path / "huge.csv", "file", ["x0", "y0"])
     (tmp_path / "missing.csv").write_text("file,x0,y0\nnope.png,1,2\n")
     with pytest.raises(DatasetError, match="row 1.*nope.png"):
         datasets.KeypointTable(tmp_path / "missing.csv", "file", ["x0", "y0"])

@@ -70,6 +70,23 @@ def test_clear_refuses_a_folder_that_is_not_a_compile_cache(tmp_path, capsys):
         clear(tmp_path)
 
 
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_clear_with_a_damaged_manifest_says_what_is_wrong_with_it(tmp_path, capsys, dry_run):
+    """It said that there was no manifest.json, then listed manifest.json among the folder's files."""
+    _fake_inductor_cache(tmp_path)
+    (tmp_path / "manifest.json").write_bytes(b'{"format": "hotstart.warmup/1", "entr')  # cut short
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert warmup_main(["--cache-dir", str(tmp_path), "--clear", *(["--dry-run"] if dry_run else [])]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'manifest.json'} is not valid JSON (JSONDecodeError)" in err, err
+    assert "no manifest.json" not in err and "with a damaged manifest" in err
+    assert f"delete {tmp_path / 'inductor'}, {tmp_path / 'manifest.json'} by hand" in err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    (tmp_path / "manifest.json").unlink()
+    assert warmup_main(["--cache-dir", str(tmp_path), "--clear"]) == 2
+    assert "it has no manifest.json" in capsys.readouterr().err
+
+
 def test_clear_dry_run_deletes_nothing_and_says_what_clear_would(tmp_path, capsys):
     _fake_inductor_cache(tmp_path)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
@@ -264,16 +281,39 @@ def test_an_unwritable_cache_is_reported_and_never_fails_the_install(tmp_path, c
         sys.path.remove(str(HERE.parent))
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can write to a read-only folder")
+_WARM_INTO_READ_ONLY = """
+import sys
+import hotstart.warmup as warmup
+from hotstart.cache_writes import CacheWriteError
+from hotstart.compile_cache.manifest import mark_cache
+
+root = sys.argv[1]
+report = warmup.run(cache_dir=root, registries=[warmup.Registry()], include_builtin=False, progress=False)
+assert report.results == [], report.table()
+report = warmup.run(only=["single-smallcnn-128-cpu"], cache_dir=root, progress=False)
+assert [r.status for r in report.results] == ["failed"], report.table()
+print(report.results[0].error)
+try:
+    mark_cache(root)
+except CacheWriteError as e:
+    print(e)
+"""
+
+
 def test_a_read_only_cache_folder_is_reported(tmp_path):
-    tmp_path.chmod(0o500)
-    try:
-        report = warmup.run(cache_dir=tmp_path, registries=[warmup.Registry()], include_builtin=False, progress=False)
-        assert report.results == []
-        report = warmup.run(only=["single-smallcnn-128-cpu"], cache_dir=tmp_path, progress=False)
-        assert [r.status for r in report.results] == ["failed"] and "not writable" in report.results[0].error
-    finally:
-        tmp_path.chmod(0o700)
+    """For root too (it skipped under root, so in every CI run): a read-only bind mount in a private
+    mount namespace (tests/mount_namespace.py), the warmup in a child process. The compile cache's
+    own error names the folder and HOTSTART_CACHE_DIR."""
+    from mount_namespace import env_with_this_hotstart, run_in_mount_namespace
+
+    proc = run_in_mount_namespace([sys.executable, "-c", _WARM_INTO_READ_ONLY, tmp_path], read_only=[tmp_path],
+                                  env=env_with_this_hotstart())
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    warm_error, write_error = proc.stdout.splitlines()[-2:]
+    assert "not writable" in warm_error and str(tmp_path) in warm_error, warm_error
+    assert write_error.startswith(f"cannot write the compile cache in {tmp_path}: the file system is read-only")
+    assert "set HOTSTART_CACHE_DIR to another folder" in write_error
+    assert list(tmp_path.iterdir()) == []
 
 
 # --- the side-effect guard --------------------------------------------------------------------

@@ -4,7 +4,7 @@ Needs Debian's Chromium (``apt-get install chromium``), the Python package ``pla
 that Chromium; playwright's own browser download is not used) and onnxruntime-web from npm
 (``npm install onnxruntime-web@<ORT_WEB_VERSION>``; point ``HOTSTART_ORT_WEB`` at its
 ``node_modules/onnxruntime-web``). `.ci/run` installs all three; elsewhere the test is skipped
-with a message that says what is missing.
+with a message that says what is missing (under ``CI=true`` it fails instead: tests/needs.py).
 
 Run as a script, it writes the README's screenshot with the same code path:
 
@@ -13,24 +13,17 @@ Run as a script, it writes the README's screenshot with the same code path:
 from __future__ import annotations
 
 import functools
-import http.server
 import os
 import shutil
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import headless_chromium
 import prestart
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _chromium() -> str | None:
-    return os.environ.get("HOTSTART_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+from needs import missing
 
 
 def _ort_web() -> Path | None:
@@ -39,33 +32,13 @@ def _ort_web() -> Path | None:
 
 
 def _missing() -> list[str]:
-    missing = []
-    if _chromium() is None:
-        missing.append("Chromium (apt-get install chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        missing.append("playwright (pip install playwright; it drives the system Chromium)")
+    absent = headless_chromium.missing()
     if _ort_web() is None:
         from hotstart.export.web import ORT_WEB_VERSION
 
-        missing.append(f"onnxruntime-web (npm install onnxruntime-web@{ORT_WEB_VERSION} and set "
-                       f"HOTSTART_ORT_WEB to its node_modules/onnxruntime-web)")
-    return missing
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@functools.lru_cache(maxsize=None)
-def _served(folder: str) -> str:
-    """Serve `folder` on 127.0.0.1 (a free port) from a daemon thread; return the base URL."""
-    handler = functools.partial(_Quiet, directory=folder)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/"
+        absent.append(f"onnxruntime-web (npm install onnxruntime-web@{ORT_WEB_VERSION} and set "
+                      f"HOTSTART_ORT_WEB to its node_modules/onnxruntime-web)")
+    return absent
 
 
 def run_page(folder: Path, batches: list[list[Path]], screenshot: Path | None = None) -> list[list[dict]]:
@@ -75,10 +48,10 @@ def run_page(folder: Path, batches: list[list[Path]], screenshot: Path | None = 
     """
     from playwright.sync_api import sync_playwright
 
-    url = _served(str(folder))
+    url = headless_chromium.served(str(folder))
     out = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        browser = headless_chromium.launch(p)
         try:
             page = browser.new_page(viewport={"width": 420, "height": 900})  # a phone-width screen
             errors = []
@@ -155,9 +128,9 @@ PRESTART = pytest.mark.prestart(*([] if _missing_once() else ["web:export"]))
 
 @pytest.fixture(scope="module")
 def web_export():
-    missing = _missing_once()
-    if missing:
-        pytest.skip("the browser test needs " + "; ".join(missing))
+    absent = _missing_once()
+    if absent:
+        missing("the browser test needs " + "; ".join(absent))
     run = prestart.result("web:export")
     assert run.returncode == 0, run.stderr[-3000:]
     tmp = run.folder
@@ -222,10 +195,10 @@ def test_a_model_that_fails_to_load_says_so_on_the_page(web_export, tmp_path):
     shutil.copytree(web, broken)
     (broken / "model.onnx").write_bytes(b"not an onnx model")
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        browser = headless_chromium.launch(p)
         try:
             page = browser.new_page()
-            page.goto(_served(str(broken)) + "index.html")
+            page.goto(headless_chromium.served(str(broken)) + "index.html")
             page.wait_for_selector("body[data-state]", timeout=60_000)
             assert page.get_attribute("body", "data-state") == "error"
             assert "failed to load" in page.inner_text("#status")
@@ -238,9 +211,9 @@ if __name__ == "__main__":  # the README's screenshot, made by the test's own co
     import tempfile
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/web-page.png")
-    missing = _missing()
-    if missing:
-        sys.exit("needs " + "; ".join(missing))
+    absent = _missing()
+    if absent:
+        sys.exit("needs " + "; ".join(absent))
     with tempfile.TemporaryDirectory() as d:
         web, _, pngs = export_digits_page(Path(d), vendor=_ort_web())
         run_page(web, [pngs[:3]], screenshot=out)

@@ -1,9 +1,9 @@
-"""The web page's JavaScript preprocessing equals the torch-free predictor's, on random images.
+"""The web page's JavaScript preprocessing equals the model contract's, on random images.
 
-`preprocess` in hotstart/export/web_page/app.js mirrors `encode_image` in hotstart/predictor.py:
+`preprocess` in hotstart/export/web_page/app.js mirrors `encode_image` in hotstart/contract/image_input.py:
 the same conversion to L / RGB, the same fixed-point antialiased resize (up and down, both axes),
 the same channel conversion and normalization. Node runs the page's own file (no copy of it).
-Skipped, saying so, where Node.js is not installed.
+Skipped, saying so, where Node.js is not installed (failed under ``CI=true``: tests/needs.py).
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import subprocess
 from importlib import resources
 
 import numpy as np
-import pytest
 
-from hotstart import predictor
+from hotstart import contract
+from needs import missing
 
 NODE = shutil.which("node")
 RUNNER = """
@@ -36,8 +36,9 @@ def _js_preprocess(tmp_path, cases):
     return json.loads((tmp_path / "out.json").read_text())
 
 
-@pytest.mark.skipif(NODE is None, reason="needs Node.js (apt-get install nodejs) to run the page's JavaScript")
 def test_js_preprocess_equals_the_predictor(tmp_path):
+    if NODE is None:
+        missing("needs Node.js (apt-get install nodejs) to run the page's JavaScript")
     from PIL import Image as PILImage
 
     rng = np.random.default_rng(0)
@@ -51,7 +52,7 @@ def test_js_preprocess_equals_the_predictor(tmp_path):
             arr[..., 1] = arr[..., 2] = arr[..., 0]  # a grey image
         meta = {"size": [out_h, out_w], "channels": channels, "image_mode": mode,
                 "mean": [0.3 + 0.1 * c for c in range(channels)], "std": [0.2 + 0.05 * c for c in range(channels)]}
-        want.append(predictor.encode_image(PILImage.fromarray(arr, "RGB"), meta))
+        want.append(contract.encode_image(PILImage.fromarray(arr, "RGB"), meta))
         rgba = np.concatenate([arr, np.full((h, w, 1), 255, np.uint8)], -1)
         cases.append({"rgba": base64.b64encode(rgba.tobytes()).decode(), "w": w, "h": h, "task": meta})
     got = _js_preprocess(tmp_path, cases)

@@ -4,6 +4,8 @@ raw 8x8 digit images in, labels out (preprocessing included, as in a deployment)
     python benchmarks/scripts/deploy_latency.py torch runs/deploy/run/model 30
     python benchmarks/scripts/deploy_latency.py onnx digits.onnx 30      # imports no torch
     python benchmarks/scripts/deploy_latency.py pt2 digits.pt2 30
+    python benchmarks/scripts/deploy_latency.py pte digits.pte 30
+    python benchmarks/scripts/deploy_latency.py tflite digits.tflite 30    # or vmfb digits.vmfb; no torch
 
 Prints a result record (scripts/_milestones.py): latency_ms (median over `iters` single images)
 and ips_b32 (32 / the median time of a batch of 32).
@@ -29,42 +31,17 @@ def images(n):
 
 
 def contender(kind, path):
-    """(predict one image -> label, predict a list of 32 images -> labels)."""
-    if kind == "onnx":
-        from hotstart.predictor import Predictor
+    """(predict one image -> label, predict a list of 32 images -> labels), through the one runtime
+    interface (hotstart/deploy.py): the model contract encodes and decodes, the runtime runs."""
+    from hotstart.cli.preflight import model_folder
+    from hotstart.deploy import open_model
 
-        threads = os.environ.get("HOTSTART_BENCH_THREADS")
-        p = Predictor.load(path, threads=int(threads) if threads else None)
-        return (lambda img: p.predict(img)[0]), (lambda imgs: [r[0] for r in p.predict_many(imgs, 32)])
-    import torch
-
-    if kind == "torch":
-        from hotstart import load_learner
-        from hotstart.cli.export import model_folder
-
-        learner = load_learner(model_folder(path), progress=False)  # train's --out folder or the model folder
-        model, task = learner.model.eval(), learner.task
-
-        def many(imgs):
-            with torch.no_grad():
-                out = model(torch.stack([task.encode_input(i) for i in imgs]))
-            return [task.classes[int(k)] for k in out.argmax(-1)]
-
-        return (lambda img: learner.predict(img)[0]), many
-    from hotstart.export.pt2 import load_pt2
-    from hotstart.predictor import KINDS
-
-    model, meta = load_pt2(path)
-    kind_ = KINDS[meta["kind"]]
-
-    def run(imgs):
-        x = torch.from_numpy(np.stack([kind_.encode(i, meta) for i in imgs]))
-        with torch.no_grad():
-            out = model(x)
-        out = out[0] if isinstance(out, (list, tuple)) else out
-        return [meta["classes"][int(k)] for k in out.argmax(-1)]
-
-    return (lambda img: run([img])[0]), run
+    threads = os.environ.get("HOTSTART_BENCH_THREADS")
+    # "torch": a model folder (or train's --out folder); a file: the runtime of its suffix (onnx, tflite,
+    # vmfb: no torch); onnxruntime and LiteRT take a thread count
+    options = {"threads": int(threads)} if threads and kind in ("onnx", "tflite") else {}
+    model = open_model(model_folder(path) if kind == "torch" else path, **options)
+    return (lambda img: model.predict(img)[0]), (lambda imgs: [r[0] for r in model.predict_many(imgs, 32)])
 
 
 def median_time(fn, arg, iters):

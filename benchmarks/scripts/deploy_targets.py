@@ -13,15 +13,18 @@ file size          the exported file (C: model.c + model.h source; its const dat
 agreement          on the validation digits, against eager torch: labels equal, and for fp32
                    files the largest |logit - torch's logit|
 cold start         a new process that loads the model and predicts one image file, start to exit
-                   (``hotstart predict MODEL one.png`` where hotstart runs the format; a small
-                   Python child for tract, OpenCV and TF Lite Micro; the harness binary for C);
+                   (``hotstart predict MODEL one.png [--runtime tflite-micro]`` where hotstart runs
+                   the format; a small Python child for tract and OpenCV; the harness binary for C);
                    median of --runs, the targets alternating
 latency b1         in this process, the model call alone on one encoded input (preprocessing is the
                    same numpy code for all), median over --iters calls in interleaved rounds; C: the
                    host harness's time per image over 1,000 images (its process start subtracted)
 =================  ===========================================================================
 
-Every runtime runs on one thread (OMP_NUM_THREADS=1, onnxruntime and LiteRT with one thread,
+hotstart's runtimes are opened through the one runtime interface (``hotstart.deploy.open_model``,
+hotstart/runtimes/: the model contract encodes and decodes, the runtime runs the network); tract and
+OpenCV, third-party runtimes of the ONNX file, are given the contract's encoding. Every runtime runs
+on one thread (OMP_NUM_THREADS=1, onnxruntime and LiteRT with one thread,
 IREE's local-sync driver): on a shared 2-core machine threads that wait on each other measure
 the machine, not the runtime. A target whose tool is missing gets a row that says so.
 """
@@ -105,29 +108,39 @@ def setup(py, root: Path, args, log) -> dict:
 
 
 # --- in-process runtimes: encoded N x C x H x W float32 -> float32 outputs ------------------------
-def open_runtime(name: str, root: Path):
-    """`run(x) -> logits` of target `name`."""
+# hotstart's own runtimes, opened through the one runtime interface (hotstart.deploy.open_model):
+# target -> the keyword options of its runtime's `load` (one thread)
+HOTSTART_RUNTIMES = {"torch": None, "onnx": {"threads": 1}, "onnx-int8": {"threads": 1}, "pt2": {}, "pte": {},
+                     "pte-int8": {}, "tflite": {"threads": 1}, "tflite-int8": {"threads": 1}, "tflm": {},
+                     "iree": {"driver": "local-sync"}}
+
+
+def open_target(name: str, root: Path):
+    """Target `name`'s model behind the runtime interface (a `ContractModel`), for hotstart's
+    runtimes; None for the third-party ONNX runtimes (tract, OpenCV), which `open_runtime` wraps."""
+    from hotstart.deploy import open_model
+
+    if name not in HOTSTART_RUNTIMES:
+        return None
     if name == "torch":
-        import torch
+        return open_model(root / "run" / "model")
+    runtime = "tflite-micro" if name == "tflm" else None  # None: the suffix's default
+    return open_model(root / TARGETS[name][0], runtime, **HOTSTART_RUNTIMES[name])
 
-        from hotstart import load_learner
 
-        model = load_learner(root / "run" / "model", progress=False).task_model().eval()
-
-        def run(x):
-            with torch.no_grad():
-                return model(torch.from_numpy(x)).numpy()
-        return run
+def open_runtime(name: str, root: Path):
+    """`run(x) -> logits` of target `name`: the runtime interface's `run` for hotstart's runtimes."""
+    model = open_target(name, root)
+    if model is not None:
+        return model.run
     path = root / TARGETS[name][0]
-    if name.startswith("onnx"):
-        from hotstart.predictor import Predictor
-
-        return Predictor.load(path, threads=1).run
     if name.startswith("tract"):
         import tract
 
         model = tract.onnx().load(str(path))
-        shape = ",".join(str(d) for d in (1, *input_shape(root)))
+        from hotstart.contract import input_shape
+
+        shape = ",".join(str(d) for d in (1, *input_shape(contract_model(root).meta)))
         model.set_input_fact(0, f"{shape},f32")
         runnable = model.into_model().into_runnable()
         return lambda x: np.concatenate([runnable.run([x[i:i + 1]])[0].to_numpy() for i in range(len(x))])
@@ -140,43 +153,15 @@ def open_runtime(name: str, root: Path):
             net.setInput(x)
             return net.forward()
         return run
-    if name == "pt2":
-        import torch
-
-        from hotstart.export.pt2 import load_pt2
-
-        model, _ = load_pt2(path)
-
-        def run(x):
-            with torch.no_grad():
-                out = model(torch.from_numpy(x))
-            return (out[0] if isinstance(out, (list, tuple)) else out).numpy()
-        return run
-    if name.startswith("pte"):
-        from hotstart.export.pte import PteModel
-
-        return PteModel(path).run
-    if name.startswith("tflite"):
-        from hotstart.export.tflite_run import TFLiteModel
-
-        return TFLiteModel(path, threads=1).run
-    if name == "tflm":
-        from hotstart.export.tflite_run import TflmModel
-
-        return TflmModel(path).run
-    if name == "iree":
-        from hotstart.export.iree_run import IreeModel
-
-        return IreeModel(path, driver="local-sync").run
     raise KeyError(name)
 
 
-def input_shape(root: Path) -> tuple:
-    """(channels, height, width) of the model's encoded input, from the ONNX file's metadata."""
-    from hotstart.predictor import Predictor
+def contract_model(root: Path):
+    """The fp32 ONNX file behind the runtime interface: the contract's encoding and decoding, which
+    the third-party runtimes (tract, OpenCV) are given and read with."""
+    from hotstart.deploy import open_model
 
-    meta = Predictor.load(root / "digits.onnx").meta
-    return (int(meta["channels"]), *meta["size"])
+    return open_model(root / "digits.onnx")
 
 
 def validation(root: Path):
@@ -246,23 +231,25 @@ def c_rows(root: Path, learner, images, x, torch_labels, runs: int) -> dict:
 
 # --- cold starts ------------------------------------------------------------------------------------
 def cold_command(py, name: str, root: Path, image: Path):
+    """`hotstart predict` (through the runtime interface) for hotstart's runtimes; a child process of
+    this script for tract and OpenCV."""
     if name == "torch":
         return [py, "-m", "hotstart", "predict", str(root / "run"), str(image)]
-    if name in ("onnx", "onnx-int8", "pt2", "pte", "pte-int8", "tflite", "tflite-int8", "iree"):
+    if name == "tflm":
+        return [py, "-m", "hotstart", "predict", str(root / TARGETS[name][0]), str(image), "--runtime", "tflite-micro"]
+    if name in HOTSTART_RUNTIMES:
         return [py, "-m", "hotstart", "predict", str(root / TARGETS[name][0]), str(image)]
-    if name in ("tract", "tract-int8", "opencv", "opencv-int8", "tflm"):
+    if name in ("tract", "tract-int8", "opencv", "opencv-int8"):
         return [py, __file__, "--child", name, str(root), str(image)]
     return None
 
 
 def child(name: str, root: Path, image: Path) -> None:
-    """Load target `name`, predict `image` with the predictor's preprocessing, print the label."""
-    from hotstart.predictor import KINDS, Predictor
-
-    meta = Predictor.load(root / "digits.onnx").meta
-    kind = KINDS[meta["kind"]]
-    out = open_runtime(name, root)(kind.encode(str(image), meta)[None])[0]
-    print(kind.decode(out, meta)[0])
+    """Load third-party target `name`, predict `image` with the contract's encoding and decoding
+    (the fp32 ONNX file's), print the label."""
+    contract = contract_model(root)
+    out = open_runtime(name, root)(contract.preprocess(str(image))[None])[0]
+    print(contract.decode(out)[0])
 
 
 def main(argv=None):

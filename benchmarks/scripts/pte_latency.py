@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     import torch
     from executorch.extension.pybindings.portable_lib import _unsafe_reset_threadpool
 
-    from hotstart.export.pte import PteModel
+    from hotstart.runtimes import PteRuntime
 
     _unsafe_reset_threadpool(1)
     folder = Path(args.folder)
@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     opts.intra_op_num_threads = opts.inter_op_num_threads = 1
     rows = {}
     for name in ("digits", "digits-int8"):
-        pte = PteModel(folder / f"{name}.pte")
+        pte = PteRuntime.load(folder / f"{name}.pte")
         sess = ort.InferenceSession(str(folder / f"{name}.onnx"), opts, providers=["CPUExecutionProvider"])
         x = np.random.default_rng(0).standard_normal((1, pte.meta["channels"], *pte.meta["size"])).astype(np.float32)
         xt = torch.from_numpy(x)

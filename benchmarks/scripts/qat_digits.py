@@ -26,8 +26,8 @@ def accuracy(model, inputs, targets) -> float:
 
 
 def one_seed(seed: int, folder: Path) -> dict:
-    from hotstart import ImageClassificationSingle, datasets, predictor, tasklearner
-    from hotstart.export.pte import PteModel
+    from hotstart import ImageClassificationSingle, datasets, tasklearner
+    from hotstart.runtimes import open_file
 
     data, blocks = datasets.load("digits")
     task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
@@ -37,13 +37,13 @@ def one_seed(seed: int, folder: Path) -> dict:
     inputs, targets = [ds.inputs[i] for i in range(len(ds))], [ds.targets[i] for i in range(len(ds))]
     out = {"seed": seed, "fp32": learner.validate()["accuracy"]}
     learner.export(folder / "ptq.onnx", quantize="int8", measure=False)
-    out["ptq_ort"] = accuracy(predictor.Predictor.load(folder / "ptq.onnx"), inputs, targets)
+    out["ptq_ort"] = accuracy(open_file(folder / "ptq.onnx"), inputs, targets)
     learner.quantize("pte", qat_epochs=0).export(folder / "ptq.pte")
-    out["ptq_pte"] = accuracy(PteModel(folder / "ptq.pte"), inputs, targets)
+    out["ptq_pte"] = accuracy(open_file(folder / "ptq.pte"), inputs, targets)
     t = time.perf_counter()
     learner.quantize("pte", qat_epochs=1).export(folder / "qat.pte")
     out["qat_seconds"] = round(time.perf_counter() - t, 1)
-    out["qat_pte"] = accuracy(PteModel(folder / "qat.pte"), inputs, targets)
+    out["qat_pte"] = accuracy(open_file(folder / "qat.pte"), inputs, targets)
     learner.fit_one_cycle(1, 1e-4)
     out["fp32_plus_1"] = learner.validate()["accuracy"]
     return out

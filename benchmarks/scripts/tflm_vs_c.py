@@ -74,19 +74,18 @@ def tflm_side(learner, path: Path, x) -> dict:
     """The int8 .tflite in TF Lite Micro and LiteRT: arena, weight bytes, outputs."""
     from ai_edge_litert import schema_py_generated as schema
 
-    from hotstart.export import tflite_file
-    from hotstart.export.tflite_run import TFLiteModel, TflmModel
+    from hotstart.runtimes import open_file, tflite_file
 
     data = path.read_bytes()
     root = schema.Model.GetRootAs(data, 0)
     meta_buffers = {root.Metadata(i).Buffer() for i in range(root.MetadataLength())}
     weight_bytes = sum(root.Buffers(i).DataLength() for i in range(root.BuffersLength()) if i not in meta_buffers)
-    micro, litert = TflmModel(path), TFLiteModel(path)
+    micro, litert = open_file(path, runtime="tflite-micro"), open_file(path)
     micro_out, litert_out = micro.run(x), litert.run(x)
     return {"file_bytes": len(data), "weight_bytes": weight_bytes, "arena": micro.arena_bytes(),
-            "metadata_bytes": len(json.dumps(tflite_file.read_metadata(data))),
+            "metadata_bytes": len(json.dumps(tflite_file.read_props(data))),
             "micro_labels": micro_out.argmax(1), "litert_labels": litert_out.argmax(1),
-            "max_step_tflm_vs_litert": float(np.abs(micro_out - litert_out).max() / float(micro.meta["output_scale"]))}
+            "max_step_tflm_vs_litert": float(np.abs(micro_out - litert_out).max() / micro.meta["output_scale"])}
 
 
 def main(argv=None) -> dict:
@@ -98,7 +97,7 @@ def main(argv=None) -> dict:
 
     from hotstart.export.c.check import validation_pixels
     from hotstart.export.c.host import onnxruntime_codes
-    from hotstart.predictor import Predictor
+    from hotstart.runtimes import open_file
 
     torch.set_num_threads(1)
     started = time.time()
@@ -112,8 +111,8 @@ def main(argv=None) -> dict:
     with tempfile.TemporaryDirectory(prefix="tflm-vs-c-") as tmp:
         tmp = Path(tmp)
         int8_onnx = learner.export(tmp / "digits-int8.onnx", quantize="int8", measure=False).path
-        ort_labels = Predictor.load(int8_onnx).run(x).argmax(1)
-        meta = Predictor.load(int8_onnx).meta
+        ort = open_file(int8_onnx)
+        ort_labels, meta = ort.run(x).argmax(1), ort.meta
         pixels, _ = validation_pixels(learner, meta)
         c = c_side(learner, int8_onnx, tmp / "c", pixels,
                    lambda scale, zero: onnxruntime_codes(int8_onnx.read_bytes(), pixels, meta, scale, zero))

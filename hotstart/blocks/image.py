@@ -23,9 +23,9 @@ images of one folder must be scaled alike), and never a silent clip:
 The errors are `BlockValueError`s that name the value range found and the rule broken, so
 ``check`` is False for such values and `load_image` reports the file.
 
-The rules and the mode conversion are implemented once, in hotstart/predictor.py (which needs
-them without torch or the rest of hotstart); this block imports them, so the torch-free predictor
-and training convert every pixel alike.
+The rules and the mode conversion are implemented once, in the model contract
+(hotstart/contract/images.py, which needs them without torch or the rest of hotstart); this block
+imports them, so every runtime and training convert every pixel alike.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
-from ..predictor import (array_image_problem, array_to_pil, pil_image_problem, pixel_values_problem,
+from ..contract.images import (array_image_problem, array_to_pil, pil_image_problem, pixel_values_problem,
                          to_l_or_rgb, upright)
 from .base import Block, is_tensor, require_rng
 

@@ -11,52 +11,34 @@ category indices first, then normalized continuous values.
 """
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any, Iterable
 
 import numpy as np
 
+from ..contract.errors import InputValueError
+from ..contract.table_input import as_row as contract_as_row
+from ..contract.table_input import category_key as contract_category_key
+from ..contract.table_input import is_missing, row_problem  # is_missing: re-exported for the readers
 from ..errors import UsageError, UsageTypeError
 from .base import Block, is_tensor, require_rng
 
 
-def is_missing(value: Any) -> bool:
-    """None, NaN (float or numpy), or pandas' NA / NaT, without importing pandas."""
-    if value is None:
-        return True
-    if isinstance(value, (float, np.floating)):
-        return math.isnan(value)
-    return type(value).__name__ in ("NAType", "NaTType")
-
-
 def category_key(value: Any) -> str | None:
     """The text a categorical value is known by: None when missing; integral numbers without
-    a fraction (``2007.0`` -> ``"2007"``); booleans as ``"True"`` / ``"False"``; text as is."""
-    if is_missing(value):
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
-    if isinstance(value, numbers.Real):
-        f = float(value)
-        return str(int(f)) if f.is_integer() else repr(f)
-    if isinstance(value, str):
-        return value
-    raise UsageTypeError(f"a category must be text, a number, a bool or missing, got {type(value).__name__} {value!r}")
+    a fraction (``2007.0`` -> ``"2007"``); booleans as ``"True"`` / ``"False"``; text as is.
+    The model contract's rule (hotstart/contract/table_input.py), raising hotstart's error type."""
+    try:
+        return contract_category_key(value)
+    except TypeError as e:
+        raise UsageTypeError(str(e)) from None
 
 
 def as_row(value: Any) -> Any:
-    """A dict from a one-row pandas DataFrame or a Series; anything else unchanged."""
-    if hasattr(value, "columns") and hasattr(value, "iloc"):  # a DataFrame (duck-typed: no pandas import)
-        if len(value) != 1:
-            raise UsageError(f"expected one row, got a DataFrame with {len(value)} rows "
-                             "(predict one row at a time, e.g. df.iloc[[i]])")
-        return {c: value[c].iloc[0] for c in value.columns}
-    if hasattr(value, "index") and hasattr(value, "to_dict") and hasattr(value, "iloc"):  # a Series
-        return value.to_dict()
-    return value
+    """A dict from a one-row pandas DataFrame or a Series; anything else unchanged (the contract's)."""
+    try:
+        return contract_as_row(value)
+    except InputValueError as e:
+        raise UsageError(str(e)) from None
 
 
 class TableRow(Block):
@@ -79,28 +61,7 @@ class TableRow(Block):
         return {"categorical": list(self.categorical), "continuous": list(self.continuous)}
 
     def _problem(self, value):
-        if not (hasattr(value, "keys") and hasattr(value, "__getitem__")) or isinstance(value, (str, bytes)):
-            return f"a table row must be a mapping of column -> value (a dict), got {type(value).__name__}"
-        keys = set(value.keys())
-        absent = [c for c in self.columns if c not in keys]
-        if absent:
-            return f"row has no column(s) {absent}; it has {sorted(map(str, keys))}"
-        for c in self.categorical:
-            try:
-                category_key(value[c])
-            except TypeError as e:
-                return f"column {c!r}: {e}"
-        for c in self.continuous:
-            v = value[c]
-            if is_missing(v):
-                continue
-            if is_tensor(v) and v.numel() == 1:
-                v = v.item()
-            if isinstance(v, (str, bytes)) or not isinstance(v, numbers.Real):
-                return f"column {c!r} is continuous: expected a number or a missing value, got {type(v).__name__} {v!r}"
-            if not math.isfinite(float(v)):
-                return f"column {c!r}: {v!r} is not a finite number"
-        return None
+        return row_problem(value, self.categorical, self.continuous)  # the contract's rules for a row
 
     def mock(self, rng: np.random.Generator):
         """A row with, now and then, a missing value (10%) and an unseen category (5%)."""

@@ -1,10 +1,11 @@
-"""``python -m hotstart export MODEL_DIR ...``: a saved learner to ONNX (fp32 or int8), .pt2, or a bundle.
+"""``python -m hotstart export MODEL_DIR ...``: a saved learner to ONNX (fp32 or int8), .pt2, .pte, a web
+page, C for microcontrollers, LiteRT's .tflite, IREE's .vmfb, or a torch-free bundle.
 
     python -m hotstart export runs/hotstart --format onnx --out digits.onnx
-    python -m hotstart export runs/hotstart --format onnx --quantize int8 --out digits-int8.onnx
+    python -m hotstart export runs/hotstart --format onnx --quantize int8 --out digits-int8.onnx [--measure]
     python -m hotstart export runs/hotstart --format pt2 --out digits.pt2        # minutes: compiles C++
     python -m hotstart export runs/hotstart --format pte --out digits.pte [--batch-size 1] [--quantize int8]
-    python -m hotstart export runs/hotstart --bundle deploy/                     # model.onnx + predictor.py + README
+    python -m hotstart export runs/hotstart --bundle deploy/     # model.onnx, predictor.py, hotstart_contract/, README
     python -m hotstart export runs/hotstart --format web --out digits-web [--vendor node_modules/onnxruntime-web]
     python -m hotstart export runs/hotstart --format c --out digits-c [--harness] [--ram-limit 16384]
     python -m hotstart export digits-int8.onnx --format c --out digits-c     # an int8 file hotstart wrote
@@ -12,9 +13,11 @@
     python -m hotstart export runs/hotstart --format iree --out digits.vmfb    # IREE, for this CPU
 
 MODEL_DIR is a folder written by ``learner.save`` (``train``'s ``--out`` folder works too: its
-``model/`` subfolder is used). int8 calibrates on training images and reports validation accuracy,
-so it needs the data the model was trained on: ``--data`` (a folder or CSV, as for ``train``;
-default: the built-in digits), split with ``--valid-pct`` and ``--seed`` as ``train`` did.
+``model/`` subfolder is used). int8 calibrates on training images, so it needs the data the model
+was trained on: ``--data`` (a folder or CSV, as for ``train``; default: the built-in digits), split
+with ``--valid-pct`` and ``--seed`` as ``train`` did; ``--measure`` adds the validation accuracy of
+the fp32 and int8 files and their latency to the report (a validation pass and a benchmark).
+No destination may lie inside MODEL_DIR: the export would overwrite the model it is made from.
 """
 from __future__ import annotations
 
@@ -23,12 +26,16 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from ..export import FORMATS, SUFFIXES  # cheap: the export package imports torch only where it exports
 from .preflight import model_folder
+
+CONTRACT_FOLDER = "hotstart_contract"  # the bundle's copy of hotstart/contract/ (predictor.py imports it)
 
 BUNDLE_README = """# {name}: a hotstart model that runs without torch
 
-Files: `model.onnx` (the model; its task, classes and preprocessing are in its metadata) and
-`predictor.py` (numpy + pillow + onnxruntime, nothing else).
+Files: `model.onnx` (the model; its task, classes and preprocessing are in its metadata),
+`predictor.py` and `hotstart_contract/` (hotstart's model contract: how an input is encoded and an
+output decoded), which need numpy + pillow + onnxruntime, nothing else.
 
     pip install onnxruntime numpy pillow
     python predictor.py model.onnx image1.png image2.png --top-k 3
@@ -45,13 +52,19 @@ Exported by hotstart {version}.
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    e = sub.add_parser("export", help="export a saved model to ONNX (fp32/int8), .pt2, or a torch-free bundle",
-                       description="Export MODEL_DIR (a folder written by learner.save) to run outside hotstart.")
+    e = sub.add_parser("export", help="export a saved model to ONNX (fp32/int8), .pt2, .pte (ExecuTorch), a web "
+                                      "page, C for microcontrollers, .tflite, .vmfb (IREE), or a torch-free bundle",
+                       description="Export MODEL_DIR (a folder written by learner.save) to run outside hotstart: "
+                                   "onnx (fp32 or int8), pt2 (AOTInductor), pte (ExecuTorch, fp32 or int8), web (a "
+                                   "static page), c (int8 C for microcontrollers), tflite (LiteRT / TF Lite Micro, fp32 "
+                                   "or int8), iree (an IREE .vmfb), or --bundle (ONNX + the torch-free predictor).")
     e.add_argument("model_dir", help="folder written by learner.save (or train's --out folder)")
-    e.add_argument("--format", choices=("onnx", "pt2", "pte", "web", "c", "tflite", "iree"), default=None,
-                   help="default: from --out's suffix, else onnx; web: a static page folder; c: int8 C for "
-                        "microcontrollers, a folder or NAME.c (see README)")
-    e.add_argument("--out", default=None, help="output file (.onnx, .pt2, .pte, .tflite or .vmfb), or folder (web)")
+    e.add_argument("--format", choices=FORMATS, default=None,
+                   help=f"{', '.join(FORMATS)}; default: from --out's suffix ({', '.join(SUFFIXES)}), else "
+                        "onnx; web: a static page folder; c: int8 C for microcontrollers, a folder or NAME.c; "
+                        "tflite: LiteRT / TF Lite Micro; iree: an IREE .vmfb for this CPU")
+    e.add_argument("--out", default=None, help="output file (.onnx, .pt2, .pte, .tflite, .vmfb or NAME.c), or folder "
+                                               "(web, c); not inside MODEL_DIR")
     e.add_argument("--batch-size", type=int, default=1,
                    help="pte: the static batch size the file takes per call (default 1)")
     e.add_argument("--vendor", default=None, metavar="ORT_WEB_DIR",
@@ -59,8 +72,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     e.add_argument("--quantize", choices=("int8",), default=None,
                    help="int8 static quantization (onnx, pte or tflite)")
     e.add_argument("--calibrate", type=int, default=256, help="training samples to calibrate int8 on")
+    e.add_argument("--measure", action="store_true",
+                   help="onnx int8: also report the validation accuracy of the fp32 and int8 files and their latency")
     e.add_argument("--bundle", default=None, metavar="DIR",
-                   help="write DIR/model.onnx, DIR/predictor.py and DIR/README.md (runs without torch)")
+                   help="write DIR/model.onnx, DIR/predictor.py, DIR/hotstart_contract/ and DIR/README.md (runs "
+                        "without torch)")
     e.add_argument("--data", default=None, help="int8: the training data (folder or CSV); default: digits")
     e.add_argument("--valid-pct", type=float, default=0.2, help="int8: validation split, as in train")
     e.add_argument("--seed", type=int, default=0, help="int8: split seed, as in train")
@@ -74,7 +90,7 @@ def run(args) -> int:
     if args.out is None and args.bundle is None:
         raise UsageError("export: pass --out FILE (and/or --bundle DIR)")
     suffix = Path(args.out).suffix.lower() if args.out else ""
-    fmt = args.format or {".pt2": "pt2", ".pte": "pte", ".tflite": "tflite", ".vmfb": "iree"}.get(suffix, "onnx")
+    fmt = args.format or SUFFIXES.get(suffix, "onnx")
     if (args.harness or args.ram_limit is not None) and fmt != "c":
         raise UsageError("export: --harness and --ram-limit are for --format c")
     if fmt == "c" and str(args.model_dir).lower().endswith(".onnx"):
@@ -83,11 +99,15 @@ def run(args) -> int:
         raise UsageError(f"export: --bundle holds an ONNX model; drop --format {fmt}")
     if args.vendor is not None and fmt != "web":
         raise UsageError("export: --vendor is for --format web")
+    if args.measure and (fmt != "onnx" or args.quantize != "int8"):
+        raise UsageError("export: --measure is for --format onnx --quantize int8")
     extra = {"vendor": args.vendor} if fmt == "web" else {"batch_size": args.batch_size} if fmt == "pte" else {}
     if fmt == "c":
         extra = {"harness": args.harness, "ram_limit": args.ram_limit}
+    if args.measure:
+        extra = {"measure": True}
     folder = model_folder(args.model_dir)  # before torch is imported: a wrong folder fails in a second
-    check_destinations(args, fmt)
+    check_destinations(args, fmt, folder)
     from ..learner import load_learner
 
     data = _data_for(args, folder) if args.quantize or fmt == "c" else None
@@ -112,6 +132,7 @@ def _onnx_to_c(args) -> int:
 
     if args.out is None:
         raise UsageError("export: pass --out DIR (or NAME.c) for --format c")
+    check_destinations(args, "c", Path(args.model_dir))
     try:
         print(onnx_to_c(args.model_dir, args.out, harness=args.harness, ram_limit=args.ram_limit))
     except ExportError as e:
@@ -120,12 +141,15 @@ def _onnx_to_c(args) -> int:
     return 0
 
 
-def check_destinations(args, fmt: str) -> None:
+def check_destinations(args, fmt: str, source: Path) -> None:
     """Every path the export will write, checked before the model is loaded and exported (the
-    export takes seconds to minutes; a bad --out used to fail only at its end)."""
-    from ..export.destination import check_file_destination, check_folder_destination
+    export takes seconds to minutes; a bad --out used to fail only at its end), none of them
+    inside `source`, the model folder (or file) being exported."""
+    from ..export.destination import check_file_destination, check_folder_destination, check_outside_source
 
     if args.out is not None:
+        folder_out = fmt == "web" or (fmt == "c" and not str(args.out).endswith(".c"))
+        check_outside_source(args.out, source, "--out", replaces_folder=folder_out)
         if fmt == "c" and not str(args.out).endswith(".c"):
             check_folder_destination(args.out, "--out")
         elif fmt == "web":
@@ -138,9 +162,11 @@ def check_destinations(args, fmt: str) -> None:
         else:
             check_file_destination(args.out, "--out")
     if args.bundle is not None:
+        check_outside_source(args.bundle, source, "--bundle")
         check_folder_destination(args.bundle, "--bundle")
         for name in ("model.onnx", "predictor.py", "README.md"):
             check_file_destination(Path(args.bundle) / name, "--bundle")
+        check_folder_destination(Path(args.bundle) / CONTRACT_FOLDER, "--bundle")
 
 
 def _data_for(args, folder: Path):
@@ -159,22 +185,25 @@ def _data_for(args, folder: Path):
 
 
 def write_bundle(learner, folder, **kwargs) -> Path:
-    """DIR/model.onnx + DIR/predictor.py (a copy of hotstart/predictor.py) + DIR/README.md."""
+    """DIR/model.onnx + DIR/predictor.py + DIR/hotstart_contract/ (copies of hotstart/predictor.py
+    and of the model contract package, which uses relative imports only) + DIR/README.md."""
     import json
     from importlib.util import find_spec
 
     from .. import __version__
     from ..atomic import atomic_write_bytes
+    from ..atomic_folder import write_folder
 
     folder = Path(folder)
     report = learner.export(folder / "model.onnx", "onnx", **kwargs)
-    source = Path(find_spec("hotstart.predictor").origin).read_bytes()
-    atomic_write_bytes(folder / "predictor.py", source)
+    atomic_write_bytes(folder / "predictor.py", Path(find_spec("hotstart.predictor").origin).read_bytes())
+    contract = Path(find_spec("hotstart.contract").origin).parent
+    write_folder(folder / CONTRACT_FOLDER, {p.name: p.read_bytes() for p in sorted(contract.glob("*.py"))})
     task = learner.task
     readme = BUNDLE_README.format(name=folder.name, kind=type(task).__name__, size=tuple(task.size),
                                   channels=task.channels, n=len(task.classes),
                                   classes=json.dumps(task.classes[:20]) + (" ..." if len(task.classes) > 20 else ""),
                                   version=__version__)
     atomic_write_bytes(folder / "README.md", readme.encode())
-    print(f"{report}\nwrote bundle {folder}: model.onnx, predictor.py, README.md")
+    print(f"{report}\nwrote bundle {folder}: model.onnx, predictor.py, {CONTRACT_FOLDER}/, README.md")
     return folder

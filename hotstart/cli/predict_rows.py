@@ -8,16 +8,16 @@ the cells of `MISSING_CELLS` missing, continuous columns numbers, categorical ce
 the model knows them by (or their number, as in a numeric column: 2007 and "2007" agree).
 
 Each row is printed as ``rows.csv line 3: label (top-k)`` (a regression: its value(s)); with
-``--json`` one object per row. A row that cannot be read (a text cell in a continuous column, a
-wrong cell count) gets an error line naming the file, line and column; the other rows are still
-predicted, and the exit status is 1. A missing input column stops before any row, naming it.
+``--json`` one object per row, always valid JSON. A row that cannot be read or encoded (a text cell
+in a continuous column, a wrong cell count, a number like 1e308 that overflows float32 once
+normalized) gets an error line naming the file, line and column; so does a row whose prediction is
+not finite. The other rows are still predicted, and the exit status is 1. A missing input column
+stops before any row, naming it.
 """
 from __future__ import annotations
 
 import csv
-import json
 import math
-import sys
 from pathlib import Path
 
 from ..datasets.table_data import MISSING_CELLS  # the cells training read as missing
@@ -94,34 +94,14 @@ def _categorical(cell: str, vocab: list):
 def predict_rows(model, paths, top_k: int = 3, as_json: bool = False, out=None) -> int:
     """Print one prediction per row of each CSV in `paths`; 1 if any row failed, else 0.
 
-    `model`: has ``predict(row dict) -> (label or values, probabilities)``, ``kind``, ``table``
-    and ``classes`` (None for a regression)."""
-    from ..predictor import format_prediction
+    `model`: a runtime (hotstart/contract/model.py's `ContractModel`) of a table kind: its
+    ``predict(row dict)``, ``meta["table"]`` (the input columns) and ``classes`` (None for a
+    regression)."""
+    from ..contract.report import print_predictions
 
-    out = out or sys.stdout
-    status = 0
-    for path in paths:
-        for line, row in read_rows(path, model.table):
-            if isinstance(row, RowError):
-                print(f"error: {row}", file=sys.stderr)
-                status = 1
-                continue
-            try:
-                label, probs = model.predict(row)
-            except (ValueError, TypeError) as e:
-                print(f"error: {path} line {line}: {e}", file=sys.stderr)
-                status = 1
-                continue
-            name = f"{path} line {line}"
-            if model.classes is None:  # a regression: the values, in the target's units
-                values = [float(v) for v in list(label)]
-                print(json.dumps({"file": str(path), "line": line, "value": values}) if as_json
-                      else f"{name}: {', '.join(f'{v:.6g}' for v in values)}", file=out)
-            elif as_json:
-                order = sorted(range(len(probs)), key=lambda i: -float(probs[i]))[:top_k]
-                print(json.dumps({"file": str(path), "line": line, "label": label,
-                                  "top": [[model.classes[i], float(probs[i])] for i in order]}), file=out)
-            else:
-                print(format_prediction(name, label, probs, model.classes, top_k), file=out)
-            out.flush()
-    return status
+    def rows():
+        for path in paths:
+            for line, row in read_rows(path, model.meta["table"]):
+                yield f"{path} line {line}", {"file": str(path), "line": line}, row
+
+    return print_predictions(model, rows(), top_k, as_json, out)

@@ -6,9 +6,11 @@ before its one-line error. Everything here uses the standard library only (``csv
 header row), and each command calls its check first:
 
     train    PATH exists and is a folder or a .csv/.tsv; the CSV header names the columns given
-             (--path-col/--label-col, --target, --point-cols); segmentation's images/ and masks/;
-             --out holds no earlier run unless --overwrite (see `check_out`).
-    predict  MODEL exists (an .onnx / .pt2 / .pte / .tflite / .vmfb file or a model folder).
+             (--path-col/--label-col, --target, --continuous/--categorical, --point-cols);
+             segmentation's images/ and masks/; --out and --checkpoint-dir are (or can be made)
+             folders, not files; --out holds no earlier run unless --overwrite (see `check_out`);
+             --resume names an existing folder (see `check_resume`).
+    predict  MODEL exists (a model file a runtime is registered for, or a model folder).
     export   MODEL_DIR is a model folder (`model_folder`).
 
 The full readers (datasets.ImageFolders, ImageTable, TableData ...) still check every row and
@@ -80,10 +82,9 @@ def check_train(args) -> None:
         path = Path(args.path) if args.path is not None else None
         if path is not None and (path.suffix or len(path.parts) > 1) and not path.is_file():
             raise FileNotFoundError(f"{path}: no such file (--task timeseries takes a .ts file or a built-in set's name)")
-        check_out(args)
-        return
-    if args.path is not None:
+    elif args.path is not None:
         _check_data_path(args, Path(args.path), task, tabular)
+    check_resume(args)
     check_out(args)
 
 
@@ -94,7 +95,8 @@ def _check_data_path(args, path: Path, task, tabular) -> None:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file (--task tabular takes a CSV table)")
         if args.target:
-            _check_table(path, {args.target: "--target"})
+            named = {c: f"--{flag}" for flag in ("continuous", "categorical") for c in getattr(args, flag, None) or []}
+            _check_table(path, {args.target: "--target", **named})
         return
     if task == "segmentation":
         for sub in ("images", "masks"):
@@ -122,14 +124,57 @@ def _check_table(path: Path, wanted: dict[str, str]) -> None:
         check_columns(path, header, wanted)
 
 
+def check_folder_to_write(path, option: str) -> None:
+    """`path` (given as `option`) is a folder, or can be made one: neither it nor a folder above
+    it is a file. Found after training, such an --out lost the model."""
+    path = Path(path)
+    for above in [path, *path.parents]:
+        if above.exists():
+            if not above.is_dir():
+                what = "is a file" if above == path else f"lies below {above}, which is a file"
+                raise UsageError(f"{option} {path} {what}, not a folder: give a folder to write into")
+            return
+
+
+def check_resume(args) -> None:
+    """--resume DIR names an existing folder: a misspelled one must not start a fresh run (which
+    then replaced the model in --out, since --resume lets the run write there). ``--resume DIR
+    --checkpoint-dir DIR`` means "continue if a run left checkpoints in DIR": DIR may not exist yet."""
+    resume = getattr(args, "resume", None)
+    checkpoint_dir = getattr(args, "checkpoint_dir", None)
+    if checkpoint_dir is not None:
+        check_folder_to_write(checkpoint_dir, "--checkpoint-dir")
+    if resume is None:
+        return
+    path = Path(resume)
+    if path.is_dir():
+        return
+    if path.exists():
+        raise UsageError(f"--resume {path} is a file, not a folder: give the --checkpoint-dir of the run to continue")
+    if checkpoint_dir is not None and Path(checkpoint_dir).resolve() == path.resolve():
+        return
+    raise UsageError(f"--resume {path}: no such folder; give the --checkpoint-dir of the run to continue (with "
+                     f"--checkpoint-dir {path} as well, a first run starts fresh when {path} does not exist yet)")
+
+
+def holds_checkpoint(folder) -> bool:
+    """Whether `folder` holds a complete checkpoint (a ``ckpt-*`` folder: learner/checkpoint/layout.py's
+    names, matched here without importing the learner, which imports torch)."""
+    folder = Path(folder)
+    return folder.is_dir() and any(p.name.startswith("ckpt-") and p.is_dir() for p in folder.iterdir())
+
+
 def check_out(args) -> None:
-    """Never overwrite an earlier run silently: refuse an --out that holds one (its model/,
-    history.csv or loss.png) unless --overwrite, or --resume (which continues the run that wrote it).
+    """--out is a folder to write into; never overwrite an earlier run silently: refuse an --out
+    that holds one (its model/, history.csv or loss.png) unless --overwrite, or --resume from a
+    folder that holds a checkpoint (which continues the run that wrote it).
 
     Refusing rather than numbering the runs (runs/hotstart-1, -2 ... as Lightning does) keeps every
     command that names the folder (``hotstart export runs/hotstart``, scripts, the README) pointing
     at the model it means: with numbering, they would silently use an older run."""
-    if getattr(args, "overwrite", False) or getattr(args, "resume", None):
+    check_folder_to_write(args.out, "--out")
+    resume = getattr(args, "resume", None)
+    if getattr(args, "overwrite", False) or (resume is not None and holds_checkpoint(resume)):
         return
     out = Path(args.out)
     found = [name for name in RUN_OUTPUTS if (out / name).exists()]
@@ -146,18 +191,17 @@ def _free_name(out: Path) -> Path:
     return out.with_name(f"{out.name}-{n}")
 
 
-# the model files `hotstart predict` runs (cli/predict.py picks the runtime by suffix)
-MODEL_SUFFIXES = (".onnx", ".pt2", ".pte", ".tflite", ".vmfb")
-
-
 def check_predict(args) -> None:
-    """`predict`'s MODEL exists; a folder MODEL is a model folder."""
+    """`predict`'s MODEL exists; a folder MODEL is a model folder; a file MODEL has a suffix a runtime
+    is registered for (hotstart/runtimes/registry.py: torch-free to import)."""
+    from ..runtimes.registry import suffixes
+
     model = Path(args.model)
-    files = "an .onnx, .pt2, .pte, .tflite or .vmfb file"
+    files = f"a model file ({', '.join(suffixes())})"
     if not model.exists():
         raise FileNotFoundError(f"{model}: no such file or folder (expected {files}, or a model folder)")
     if model.is_dir():
         model_folder(model)
-    elif model.suffix.lower() not in MODEL_SUFFIXES:
+    elif model.suffix.lower() not in suffixes():
         raise UsageError(f"{model}: expected {files}, or a folder written by learner.save")
     # the inputs are not checked here: a missing image is an error line of its own, and the others are predicted

@@ -82,3 +82,27 @@ def stop_on_signals():
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+def stop_at_batch_end(request: StopRequest):
+    """A learner callback that raises the signal `request` holds: at the end of a batch in one
+    process; with several, at the start of the next epoch, where all of them agree (an all-reduce
+    of the request) so that none is left waiting in a collective the others never join. Made
+    here when called: importing this module must not import torch."""
+    from ..learner.callbacks.base import Callback
+
+    class StopAtBatchEnd(Callback):
+        order = 100  # after every other callback has seen the batch
+
+        def after_batch(self):
+            if self.learner.backend.world_size == 1:
+                request.check()
+
+        def before_epoch(self):
+            backend = self.learner.backend
+            if backend.world_size > 1:
+                signum = int(backend.all_reduce_max(float(request.signum or 0)))
+                if signum:
+                    raise Stopped(signum)
+
+    return StopAtBatchEnd()

@@ -7,7 +7,8 @@ So every compiled call of a hotstart model runs inside `inductor_cache`, which p
 variable at our folder and puts ``os.environ`` back as it found it.
 
 The folder is ``platformdirs.user_cache_dir("hotstart")``; ``HOTSTART_CACHE_DIR`` overrides it,
-and so does an explicit ``cache_dir=``.
+and so does an explicit ``cache_dir=``. A folder that cannot be created or written (read-only,
+full disk) is a `CacheWriteError` naming it and ``HOTSTART_CACHE_DIR`` (`writes`).
 """
 from __future__ import annotations
 
@@ -15,7 +16,15 @@ import contextlib
 import os
 from pathlib import Path
 
+from ..cache_writes import cache_writes
+
 ENV_VAR = "HOTSTART_CACHE_DIR"
+
+
+def writes(root):
+    """Writes into the compile cache `root`: an `OSError` becomes a `CacheWriteError` that names
+    the folder and ``HOTSTART_CACHE_DIR`` (hotstart/cache_writes.py)."""
+    return cache_writes(root, ENV_VAR, what="compile cache")
 
 
 def cache_dir(override=None) -> Path:
@@ -42,7 +51,8 @@ def inductor_cache(root=None):
     """Point Inductor at hotstart's cache for the duration; afterwards put back every
     Inductor / Triton variable of ``os.environ`` as it was (Inductor sets some as it works)."""
     target = str(inductor_dir(root))
-    os.makedirs(target, exist_ok=True)
+    with writes(cache_dir(root)):
+        os.makedirs(target, exist_ok=True)
     saved = {k: v for k, v in os.environ.items() if k.startswith(_INDUCTOR_ENV_PREFIXES)}
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = target
     try:

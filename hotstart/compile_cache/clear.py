@@ -11,12 +11,11 @@ once deleted a folder that was not ours. `paths_to_clear` says what `clear` woul
 """
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 from .cache import cache_dir
-from .manifest import FORMAT, LOCK, MANIFEST
+from .manifest import LOCK, MANIFEST, unmarked_reason
 from ..errors import HotstartError
 
 INDUCTOR = "inductor"
@@ -26,17 +25,9 @@ class NotACompileCache(HotstartError, ValueError):
     """The folder given to `clear` does not look like a hotstart compile cache."""
 
 
-def _has_hotstart_manifest(root: Path) -> bool:
-    try:
-        data = json.loads((root / MANIFEST).read_bytes().decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(data, dict) and data.get("format") == FORMAT
-
-
 def looks_like_compile_cache(root) -> bool:
     """Does `root` hold a manifest in hotstart's format (the mark of its compile cache)?"""
-    return _has_hotstart_manifest(Path(root))
+    return unmarked_reason(Path(root)) is None
 
 
 def compile_cache_paths(root) -> list[Path]:
@@ -57,14 +48,17 @@ def paths_to_clear(root=None) -> list[Path]:
     root = cache_dir(root)
     if not root.is_dir():
         return []
-    if not looks_like_compile_cache(root):
+    reason = unmarked_reason(root)
+    if reason is not None:
         others = sorted(p.name for p in root.iterdir() if p.name != "datasets")
         if not others:
             return []
+        damaged = (root / MANIFEST).exists()
         raise NotACompileCache(
-            f"{root} is not marked as a hotstart compile cache (no {MANIFEST} of format {FORMAT!r}); it holds "
-            f"{others[:5]}{' ...' if len(others) > 5 else ''}. Nothing was deleted (if it is an old cache, "
-            "delete it by hand).")
+            f"{root} is not marked as a hotstart compile cache: {reason}. It holds {others[:5]}"
+            f"{' ...' if len(others) > 5 else ''}. Nothing was deleted (if it is hotstart's cache"
+            f"{' with a damaged manifest' if damaged else ', an old one'}, delete "
+            f"{', '.join(str(root / n) for n in (INDUCTOR, MANIFEST) if n in others) or 'it'} by hand).")
     return compile_cache_paths(root)
 
 

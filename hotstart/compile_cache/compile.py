@@ -28,10 +28,17 @@ from .manifest import mark_cache
 
 
 class CompiledBackbone:
-    """Marker of how a TaskModel's backbone was compiled (kept on the model, never saved)."""
+    """How a TaskModel's backbone was compiled: into the cache at `root` (never saved).
+
+    `compile_backbone` returns it; the learner keeps it (``Learner(compiled=...)``) and runs
+    fits, validation and prediction in its `context()`."""
 
     def __init__(self, root):
         self.root = root
+
+    def context(self):
+        """The context every call of the compiled model runs in (`compile_context` at this cache)."""
+        return compile_context(self.root)
 
 
 @contextlib.contextmanager
@@ -44,11 +51,13 @@ def compile_context(root):
         yield
 
 
-def compile_backbone(model, *, cache_root=None):
-    """Compile ``model.backbone`` in place (``nn.Module.compile``: state_dict keys unchanged).
+def compile_backbone(model, *, cache_root=None) -> CompiledBackbone:
+    """Compile ``model.backbone`` (a TaskModel's) in place (``nn.Module.compile``: state_dict keys
+    unchanged); returns the `CompiledBackbone`, which the model also keeps in its declared
+    ``compiled_with`` field (its forward marks the batch dimension dynamic then).
 
-    The learner runs fits, validation and prediction inside ``model.compile_context()``, so
-    compilation (forward graphs, and backward graphs compiled lazily at the first backward)
+    The learner runs fits, validation and prediction inside the returned object's `context()`,
+    so compilation (forward graphs, and backward graphs compiled lazily at the first backward)
     reads and writes hotstart's cache with the same settings in the warmup and in a user's run,
     and leaves ``os.environ`` and torch's config as they were.
     """
@@ -56,6 +65,5 @@ def compile_backbone(model, *, cache_root=None):
     mark_cache(root)  # so that ``warmup --clear`` knows the folder for hotstart's
     with inductor_cache(root):  # importing torch._dynamo already reads (and sets) the cache dir
         model.backbone.compile()
-    model.compile_context = lambda: compile_context(root)  # instance attribute; not in state_dict
-    model.compiled_with = CompiledBackbone(root)
-    return model
+    model.compiled_with = compiled = CompiledBackbone(root)  # TaskModel's field; not in state_dict
+    return compiled

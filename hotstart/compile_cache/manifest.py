@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from .cache import cache_dir
+from .cache import cache_dir, writes
 
 FORMAT = "hotstart.warmup/1"
 
@@ -62,6 +62,34 @@ def _valid_entry(value) -> bool:
             and all(isinstance(value.get(k), t) and not isinstance(value.get(k), bool) for k, t in _ENTRY_TYPES.items()))
 
 
+def _parse(raw: bytes) -> tuple[dict | None, str | None]:
+    """(the manifest's object, None), or (None, what is wrong with the file, as words that follow
+    its path): the file must be a JSON object of hotstart's format."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
+        return None, f"is not valid JSON ({type(e).__name__})"
+    if not isinstance(data, dict):
+        return None, f"holds a JSON {type(data).__name__}, not an object"
+    if data.get("format") != FORMAT:
+        return None, f"has format {data.get('format')!r}, not {FORMAT!r}"
+    return data, None
+
+
+def unmarked_reason(root=None) -> str | None:
+    """Why the folder `root` is not marked as hotstart's compile cache, naming its manifest (absent,
+    unreadable, not JSON, another format); None when its manifest marks it (whatever its entries)."""
+    path = manifest_path(root)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return f"it has no {MANIFEST}"
+    except OSError as e:
+        return f"{path} cannot be read ({e.strerror or e})"
+    problem = _parse(raw)[1]
+    return None if problem is None else f"{path} {problem}"
+
+
 def load_manifest(root=None) -> tuple[dict, str | None]:
     """``(manifest, problem)``: the manifest with only its well-formed entries, and what was wrong
     with the file (None when it was missing or sound)."""
@@ -72,14 +100,9 @@ def load_manifest(root=None) -> tuple[dict, str | None]:
         return _empty(), None
     except OSError as e:
         return _empty(), f"cannot read {path}: {e.strerror or e}"
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
-        return _empty(), f"{path} is not valid JSON ({type(e).__name__}); treated as empty"
-    if not isinstance(data, dict):
-        return _empty(), f"{path} holds a JSON {type(data).__name__}, not an object; treated as empty"
-    if data.get("format") != FORMAT:
-        return _empty(), f"{path} has format {data.get('format')!r}, not {FORMAT!r}; treated as empty"
+    data, problem = _parse(raw)
+    if problem is not None:
+        return _empty(), f"{path} {problem}; treated as empty"
     entries = data.get("entries")
     if not isinstance(entries, dict):
         return _empty(), f"{path}: 'entries' is a {type(entries).__name__}, not an object; treated as empty"
@@ -101,8 +124,9 @@ def manifest_lock(root=None, timeout: float = 60.0):
     """An exclusive lock on the cache's ``manifest.lock`` (POSIX ``flock``; Windows ``msvcrt``),
     held while the manifest is read, merged and replaced. Released when the holder exits or dies."""
     path = cache_dir(root) / LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    with writes(path.parent):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         deadline = time.monotonic() + timeout
         while not _try_lock(fd):
@@ -156,7 +180,7 @@ def record(key: str, *, workload: str, seconds: float, device: str, root=None) -
 
     entry = {"workload": workload, "seconds": round(float(seconds), 3), "device": device,
              "torch": torch.__version__, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    with manifest_lock(root):
+    with manifest_lock(root), writes(cache_dir(root)):
         data = read_manifest(root)
         data["entries"][key] = entry
         atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
@@ -174,7 +198,8 @@ def mark_cache(root=None) -> None:
         if manifest_path(root).exists() and load_manifest(root)[1] is None:
             return
         data = read_manifest(root)  # keeps the sound entries of a damaged file
-        atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
+        with writes(cache_dir(root)):
+            atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
 
 
 def is_warm(key: str | None, root=None) -> bool:

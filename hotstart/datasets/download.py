@@ -9,6 +9,9 @@ so a test or a job can redirect it), else ``platformdirs.user_cache_dir("hotstar
 ``urllib.request``, ``tarfile`` and ``zipfile`` are imported inside the functions that use them,
 keeping ``import hotstart.datasets`` cheap.
 
+A full disk or a read-only cache folder is a `CacheWriteError` (hotstart/cache_writes.py) that
+names the folder and ``HOTSTART_DATA_DIR``, not a bare ``OSError``.
+
 Why it is careful:
 - A download is streamed to a temporary file in the destination folder and renamed into place
   only when complete and verified, so a crash or Ctrl-C never leaves a half file that a later
@@ -35,6 +38,7 @@ import warnings
 from pathlib import Path, PureWindowsPath
 
 from ..atomic import atomic_open, atomic_write_bytes
+from ..cache_writes import cache_write_error, cache_writes
 from ..errors import UsageError
 from ..interactive import draws_bars
 from .errors import ChecksumError, DatasetError
@@ -77,19 +81,26 @@ def download(url: str, sha256: str | None, *, cache_dir: str | os.PathLike | Non
     if dest.is_file():
         if expected is not None and _file_sha256(dest) == expected:
             return dest
-        dest.unlink()  # stale, corrupt, or never recorded: fetch again
-    with atomic_open(dest, suffix=".part") as out:  # renamed into place only when verified
-        actual = _stream(url, out, progress=progress, timeout=timeout)
-        if sha256 is not None and actual != sha256:
-            raise ChecksumError(f"sha256 mismatch for {url}: expected {sha256}, got {actual}; "
-                                f"the downloaded file was deleted")
-        if recorded is not None and actual != recorded:
-            raise ChecksumError(f"sha256 mismatch for {url}: the first download had {recorded} (recorded in "
-                                f"{record}), this one has {actual}; the file on the server changed or the "
-                                f"download was altered. The new file was deleted; if the change is expected, "
-                                f"delete {record} (or declare the new sha256) to accept it")
+        with cache_writes(dest.parent, ENV_VAR, what="datasets cache"):
+            dest.unlink()  # stale, corrupt, or never recorded: fetch again
+    try:
+        with atomic_open(dest, suffix=".part") as out:  # renamed into place only when verified
+            actual = _stream(url, out, progress=progress, timeout=timeout)
+            if sha256 is not None and actual != sha256:
+                raise ChecksumError(f"sha256 mismatch for {url}: expected {sha256}, got {actual}; "
+                                    f"the downloaded file was deleted")
+            if recorded is not None and actual != recorded:
+                raise ChecksumError(f"sha256 mismatch for {url}: the first download had {recorded} (recorded in "
+                                    f"{record}), this one has {actual}; the file on the server changed or the "
+                                    f"download was altered. The new file was deleted; if the change is expected, "
+                                    f"delete {record} (or declare the new sha256) to accept it")
+    except DownloadFailed:
+        raise
+    except OSError as e:  # the cache's side: a full disk, a read-only folder
+        raise cache_write_error(dest.parent, e, ENV_VAR, what="datasets cache") from e
     if expected is None:
-        atomic_write_bytes(record, (actual + "\n").encode())
+        with cache_writes(record.parent, ENV_VAR, what="datasets cache"):
+            atomic_write_bytes(record, (actual + "\n").encode())
         warnings.warn(f"no sha256 was declared for {url}; the downloaded file has sha256 {actual} "
                       f"(recorded in {record}); declare it to verify future downloads", stacklevel=2)
     return dest
@@ -102,15 +113,21 @@ def extract(archive: str | os.PathLike, dest: str | os.PathLike) -> Path:
     the archive, and device / fifo files are refused with `DatasetError` naming archive and
     member. `dest` must not exist yet; it appears only once extraction has succeeded.
     """
-    import shutil
-    import tarfile
-    import zipfile
-
     archive, dest = Path(archive), Path(dest)
     if not archive.is_file():
         raise FileNotFoundError(f"extract(archive=...): {archive} does not exist or is not a file")
     if dest.exists():
         raise FileExistsError(f"extract(dest=...): {dest} already exists; remove it to extract again")
+    in_cache = data_dir() in dest.parents
+    with cache_writes(dest.parent, ENV_VAR if in_cache else None, what="datasets cache" if in_cache else "extraction"):
+        return _extract_into(archive, dest)
+
+
+def _extract_into(archive: Path, dest: Path) -> Path:
+    import shutil
+    import tarfile
+    import zipfile
+
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".extracting"))
     try:
@@ -136,6 +153,11 @@ def extract(archive: str | os.PathLike, dest: str | os.PathLike) -> Path:
 
 # --- downloading ---------------------------------------------------------------------------
 
+class DownloadFailed(OSError):
+    """The network side of a download failed (no connection, a cut transfer): told apart from
+    the cache's side (a full disk), which is a `CacheWriteError`."""
+
+
 def _stream(url: str, out, *, progress: bool, timeout: float) -> str:
     """Copy `url` into the open file `out` in chunks; return the sha256 of what was written."""
     import urllib.request  # ~15 ms (http.client, email): only when downloading
@@ -145,7 +167,7 @@ def _stream(url: str, out, *, progress: bool, timeout: float) -> str:
     try:
         response = urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 - scheme checked
     except OSError as e:
-        raise OSError(f"could not download {url}: {e}") from e
+        raise DownloadFailed(f"could not download {url}: {e}") from e
     with response:
         total = response.headers.get("Content-Length")
         total = int(total) if total and total.isdigit() else None
@@ -163,7 +185,7 @@ def _stream(url: str, out, *, progress: bool, timeout: float) -> str:
                 try:
                     chunk = response.read(_CHUNK)
                 except OSError as e:
-                    raise OSError(f"download of {url} failed after {written} bytes: {e}") from e
+                    raise DownloadFailed(f"download of {url} failed after {written} bytes: {e}") from e
                 if not chunk:
                     break
                 out.write(chunk)
@@ -175,7 +197,7 @@ def _stream(url: str, out, *, progress: bool, timeout: float) -> str:
             if bar is not None:
                 bar.close()
     if total is not None and written != total:
-        raise OSError(f"download of {url} is incomplete: got {written} of {total} bytes")
+        raise DownloadFailed(f"download of {url} is incomplete: got {written} of {total} bytes")
     if progress and bar is None:
         print(f"downloaded {name}: {written / 2**20:.1f} MiB", file=sys.stderr, flush=True)
     return h.hexdigest()

@@ -7,7 +7,7 @@ already catches ValueError keeps working.
 from __future__ import annotations
 
 from ..errors import HotstartError
-from ..predictor import ImageInputError
+from ..contract.errors import ImageInputError
 
 
 class DatasetError(HotstartError, ValueError):
@@ -18,7 +18,7 @@ class ImageLoadError(HotstartError, ImageInputError):
     """A file could not be read as an image (corrupt, truncated, not an image, too large).
 
     The message always starts with the file's path, because the first thing anyone needs when a
-    training run dies on sample 48,213 is *which file* it was. It is the torch-free predictor's
+    training run dies on sample 48,213 is *which file* it was. It is the model contract's
     `ImageInputError` (a ValueError) too: both refuse the same files with the same kind of error.
     """
 

@@ -13,9 +13,9 @@ Why a function of our own rather than ``PIL.Image.open``:
   between ``MAX_IMAGE_PIXELS`` and twice that; we check the declared size ourselves before
   decoding, without touching PIL's globals.
 
-The reading and converting is `hotstart.predictor.load_image` (the torch-free predictor must
-refuse and convert exactly as training does, so it holds the one implementation, which
-`hotstart.blocks.Image.to_pil` uses too).
+The reading and converting is the model contract's `load_image` (hotstart/contract/images.py:
+every runtime must refuse and convert exactly as training does, so the contract holds the one
+implementation, which `hotstart.blocks.Image.to_pil` uses too).
 
 PIL is imported inside the function, so ``import hotstart.datasets`` stays cheap.
 """
@@ -34,10 +34,11 @@ def load_image(path: str | os.PathLike):
     Raises `ImageLoadError` (a ValueError) naming `path` when the file is not a readable image:
     corrupt or truncated data, a non-image with an image extension, or more pixels than
     ``PIL.Image.MAX_IMAGE_PIXELS``. A missing file raises the usual `FileNotFoundError`.
-    Reading and converting is `hotstart.predictor.load_image`, the torch-free predictor's own
-    (the same code as `Image.to_pil`), so a deployed model reads every file as training did.
+    Reading and converting is the model contract's `load_image` (the same code as
+    `Image.to_pil`), so a deployed model reads every file as training did.
     """
-    from ..predictor import ImageInputError, load_image as read_and_convert
+    from ..contract.errors import ImageInputError
+    from ..contract.images import load_image as read_and_convert
 
     try:
         return read_and_convert(path)

@@ -12,11 +12,26 @@ Images no larger than that are not copied: their original file is read. The copy
 `load_image`, like the originals, so it goes through the same checks.
 
 Where: ``<the datasets cache>/resized/<source>-<key>/`` (download.py's `data_dir`: platformdirs'
-user cache, ``HOTSTART_DATA_DIR`` overrides it, as for downloaded datasets). `key` is a digest of the size, this format's version and,
-for every file in order, its absolute path, byte size and modification time: a changed, added or
-removed file, or another size, gives another key, so a stale copy is never read. `source` is a
-digest of the files' common folder: once a new copy of a folder is complete, its older copies
-(other keys) are removed.
+user cache, ``HOTSTART_DATA_DIR`` overrides it, as for downloaded datasets). `key` is a digest of
+the size, this format's version and, for every file in order, its absolute path, inode, byte size,
+modification time and status-change time (ctime): a changed, added or removed file, or another
+size, gives another key, so a stale copy is never read. The mtime alone is not enough: ``cp -p``,
+``rsync -t`` and ``tar x`` put back the old mtime on new contents, and a file of the same byte
+size was then served from its old copy. The ctime cannot be set back (every write and every
+``utime`` sets it to now), and a replacement by rename (rsync, tar) also gets a new inode. The key
+costs no more than before: the same ``stat`` of each file, no read (a content hash would read
+every byte of every file at each start). The files are stat'ed again after the copy is made, and
+a copy of files that changed meanwhile is thrown away and made again. What remains is the
+kernel's timestamp tick (a few ms): two changes of one file within one tick, around the start
+of the copy, look like one.
+
+`source` is a digest of the files' common folder: once a new copy of a folder is complete, its
+older copies (other keys) are removed, unless a process uses them. A process uses a copy from
+the moment it gets its paths (`resized_copy`, `cache_data`) until the list of paths it got, and
+everything built on it (the Data, the learner), is gone: it holds a shared `flock` on the copy's
+``in-use`` file meanwhile (its DataLoader workers share it), and pruning takes the lock
+exclusively or leaves the copy alone. A second run at another size so never removes the copy
+that a running fit reads.
 
 Written once and atomically: the files go into a temporary folder beside the target, each
 fsync'd, and the folder is renamed into place (the commit step of hotstart/atomic_folder.py, for
@@ -30,16 +45,21 @@ import json
 import os
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 
+from ..cache_writes import cache_writes
 from ..errors import UsageError
 from .containers import Data, as_data, mapobs
+from .errors import DatasetError
 from .images import load_image
 
-__all__ = ["CACHE_KINDS", "cache_data", "cache_root", "resized_copy", "resized_size"]
+__all__ = ["CACHE_KINDS", "CopyPaths", "cache_data", "cache_root", "resized_copy", "resized_size"]
 
 CACHE_KINDS = ("resized",)
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the key holds inode and ctime; each copy has an in-use lock file
+IN_USE = "in-use"
+_BUILD_TRIES = 3  # files that keep changing while the copy is made: give up after this many tries
 
 
 def cache_root() -> Path:
@@ -80,20 +100,47 @@ def cache_data(data, cache: str, size, *, argument: str = "data") -> Data:
     return Data(mapobs(load_image, paths), data.targets, data.splits)
 
 
-def resized_copy(paths, size, *, root: str | os.PathLike | None = None) -> list[str]:
+class CopyPaths(list):
+    """The paths `resized_copy` returns (a list of str), holding the copy's in-use lock for as long
+    as the list lives. Pickled as a plain list: a lock does not travel to another process (a
+    spawned DataLoader worker relies on its parent's)."""
+
+    lease: "_Lease | None" = None
+
+    def __reduce__(self):
+        return list, (list(self),)
+
+
+class _Lease:
+    """A shared flock on a copy's in-use file, released when this object is collected."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self._close = weakref.finalize(self, os.close, fd)
+
+
+def resized_copy(paths, size, *, root: str | os.PathLike | None = None) -> CopyPaths:
     """For each image file of `paths`, the file to read instead: its copy at `size` (H, W) in the
-    cache (built now if missing or stale), or the file itself when it is not larger."""
+    cache (built now if missing or stale), or the file itself when it is not larger. The copy is
+    kept (never pruned) while the returned list, or anything holding it, lives."""
     size = (int(size[0]), int(size[1]))
     paths = [os.path.abspath(p) for p in paths]
     root = Path(root) if root is not None else cache_root()
-    source, key = _digests(paths, size)
-    folder = root / f"{source}-{key}"
-    index = folder / "index.json"
-    if not index.is_file():
-        _build(paths, size, folder)
-        _prune(root, source, keep=folder.name)
-    names = json.loads(index.read_text())
-    return [p if name is None else str(folder / name) for p, name in zip(paths, names)]
+    for _ in range(_BUILD_TRIES):
+        source, key = _digests(paths, size)
+        folder = root / f"{source}-{key}"
+        lease = _take_lease(folder)
+        if lease is None:
+            lease = _build(paths, size, folder, key)
+            if lease is None:  # a file changed while the copy was made: make it again
+                continue
+            _prune(root, source, keep=folder.name)
+        names = json.loads((folder / "index.json").read_text())
+        out = CopyPaths(p if name is None else str(folder / name) for p, name in zip(paths, names))
+        out.lease = lease
+        return out
+    raise DatasetError(f'cache="resized": the files under {os.path.commonpath(paths)} kept changing while their '
+                       f"copy at {size[0]}x{size[1]} was made ({_BUILD_TRIES} tries); train when they are settled")
 
 
 def _digests(paths, size) -> tuple[str, str]:
@@ -102,41 +149,74 @@ def _digests(paths, size) -> tuple[str, str]:
     h = hashlib.sha256(json.dumps({"size": size, "version": FORMAT_VERSION}).encode())
     for p in paths:
         st = os.stat(p)  # a missing file: FileNotFoundError naming it, as reading it would
-        h.update(f"\0{p}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+        h.update(f"\0{p}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}".encode())
     return source, h.hexdigest()[:24]
 
 
-def _build(paths, size, folder: Path) -> None:
+def _take_lease(folder: Path) -> _Lease | None:
+    """A lease on the complete copy `folder`, or None if there is none (or it was just pruned)."""
+    import fcntl
+
+    try:
+        fd = os.open(folder / IN_USE, os.O_RDONLY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):  # not made yet (or the cache folder cannot exist)
+        return None
+    lease = _Lease(fd)
+    fcntl.flock(fd, fcntl.LOCK_SH)  # waits while a pruner holds it: then the copy is gone
+    return lease if (folder / "index.json").is_file() else None
+
+
+def _build(paths, size, folder: Path, key: str) -> _Lease | None:
+    """Make the copy in a temporary folder and rename it to `folder`; a lease on it, or None when a
+    file changed meanwhile (the files' digest is no longer `key`: the copy is thrown away). A write
+    that fails (full disk, read-only cache) is a `CacheWriteError` naming the folder."""
+    import fcntl
+
     import torch
     import torchvision.transforms.v2.functional as F
 
     from ..atomic import fsync_dir
+    from .download import ENV_VAR
 
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.parent))
+    def writes():
+        return cache_writes(folder.parent, ENV_VAR, what='cache="resized" copy')
+
+    with writes():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.parent))
     try:
+        with writes():
+            fd = os.open(tmp / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        lease = _Lease(fd)
+        fcntl.flock(fd, fcntl.LOCK_SH)  # in use from the moment it exists under its name
         names = []
         with torch.inference_mode():
             for i, p in enumerate(paths):
-                image = load_image(p)
+                image = load_image(p)  # a source that cannot be read is its own error, not the cache's
                 new = resized_size((image.height, image.width), size)
                 if new is None:
                     names.append(None)
                     continue
                 pixels = F.resize(F.pil_to_tensor(image), list(new), antialias=True)
                 name = f"{i:07d}.png"
-                _write_fsynced(tmp / name, F.to_pil_image(pixels), image.mode)
+                with writes():
+                    _write_fsynced(tmp / name, F.to_pil_image(pixels), image.mode)
                 names.append(name)
-        (tmp / "index.json").write_text(json.dumps(names))
-        with open(tmp / "index.json", "rb+") as f:
-            os.fsync(f.fileno())
-        fsync_dir(tmp)
-        try:
-            os.rename(tmp, folder)
-        except OSError:  # another process committed the same copy first: it is the same, keep it
-            if not (folder / "index.json").is_file():
-                raise
-        fsync_dir(folder.parent)
+        if _digests(paths, size)[1] != key:
+            return None
+        with writes():
+            (tmp / "index.json").write_text(json.dumps(names))
+            with open(tmp / "index.json", "rb+") as f:
+                os.fsync(f.fileno())
+            fsync_dir(tmp)
+            try:
+                os.rename(tmp, folder)
+            except OSError:  # another process committed the same copy first: it is the same, use it
+                if not (folder / "index.json").is_file():
+                    raise
+                return _take_lease(folder)
+            fsync_dir(folder.parent)
+        return lease
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -149,7 +229,24 @@ def _write_fsynced(path: Path, image, mode: str) -> None:
 
 
 def _prune(root: Path, source: str, keep: str) -> None:
-    """Older copies of the same folder (another key): stale once a new copy is complete."""
+    """Older copies of the same folder (another key, another size) that no process uses: each is
+    removed while its in-use file is locked exclusively, so nobody can take it meanwhile."""
+    import fcntl
+
     for other in root.glob(f"{source}-*"):
-        if other.name != keep and other.is_dir():
+        if other.name == keep or not other.is_dir():
+            continue
+        try:
+            fd = os.open(other / IN_USE, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:  # a copy of format 1 (no lock file): no process of this version reads it
             shutil.rmtree(other, ignore_errors=True)
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a process reads it: it goes once none does, at a later prune
+            os.close(fd)
+            continue
+        try:
+            shutil.rmtree(other, ignore_errors=True)
+        finally:
+            os.close(fd)

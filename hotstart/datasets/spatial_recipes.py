@@ -21,6 +21,7 @@ from ..blocks import Image, Keypoints, Mask
 from .containers import Data, mapobs
 from .errors import DatasetError
 from .images import load_image
+from .table_data import FLOAT32_MAX
 from .walk import IMAGE_EXTENSIONS, list_image_files, normalize_extensions, require_dir
 
 __all__ = ["SegmentationFolders", "KeypointTable", "load_mask"]
@@ -129,6 +130,9 @@ def KeypointTable(csv_path, path_col: str, point_cols: Sequence[str], *,  # noqa
                                        f"not a number") from None
                 if not math.isfinite(v):
                     raise DatasetError(f"KeypointTable: {where}: column {col!r} holds {cell!r}, not a finite number")
+                if abs(v) > FLOAT32_MAX:  # points are float32: it would become inf
+                    raise DatasetError(f"KeypointTable: {where}: column {col!r} holds {cell!r}, beyond float32's "
+                                       f"range (+-{FLOAT32_MAX:.4g}), which training uses")
                 values.append(v)
             paths.append(file)
             points.append(np.asarray(values, dtype=np.float32).reshape(-1, 2))

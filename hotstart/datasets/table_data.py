@@ -5,8 +5,12 @@
                              target="body_mass_g")
 
 Rows are dicts ``{column: value}`` holding the chosen columns; a missing cell is ``None``.
-A CSV is read with the standard library (cells ``""``, ``NA``, ``N/A``, ``NaN``, ``nan``, ``NULL``
-and ``None`` are missing; a column whose other cells are all numbers becomes numbers). A
+A CSV is read with the standard library (cells ``""``, ``NA``, ``N/A``, ``#N/A``, ``NaN``, ``NULL``
+and ``None`` are missing, in any case: ``NAN`` and ``nan`` too; a column whose other cells are all
+numbers becomes numbers). Numbers are trained on as float32: a number beyond float32's range
+(``1e308``) in a continuous column or a regression target is an error naming the file, the line
+(or the DataFrame's row) and the column, before training (it would become infinite, and training
+would only say that it diverged). A
 DataFrame is read column by column through ``.tolist()``: pandas itself is never imported here.
 
 Which columns are categorical and which continuous, when not given, is decided as fastai's
@@ -18,6 +22,7 @@ a `Continuous` block (a regression), a categorical one a `Label` of its sorted v
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 import os
 from pathlib import Path
@@ -31,10 +36,13 @@ from .containers import Data
 from .errors import DatasetError
 from ..errors import UsageTypeError
 
-__all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD"]
+__all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD", "NumbersReadAsCategories"]
 
-MISSING_CELLS = frozenset({"", "NA", "N/A", "NaN", "nan", "NULL", "null", "None", "#N/A"})
-FLOAT32_MAX = float(np.finfo(np.float32).max)  # regression targets are float32
+_MISSING_WORDS = ("", "na", "n/a", "#n/a", "nan", "-nan", "+nan", "null", "none")
+# every spelling of each word, in any case ("NAN", "Null"...): a set, so `cell in MISSING_CELLS` holds
+MISSING_CELLS = frozenset("".join(chars) for word in _MISSING_WORDS
+                          for chars in itertools.product(*[{c.lower(), c.upper()} for c in word]))
+FLOAT32_MAX = float(np.finfo(np.float32).max)  # inputs and regression targets are float32
 MAX_CARD = 20  # fastai's cont_cat_split default: integer columns with more distinct values are continuous
 
 
@@ -82,7 +90,7 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
         continuous = [c for c in free if c not in categorical and _is_continuous(columns[c])]
     for c in free:
         if c in categorical:
-            _warn_if_numbers_read_as_categories(c, columns[c], source, row_name)
+            _warn_if_numbers_read_as_categories(c, columns[c], source, row_name, is_target=False)
     categorical, continuous = list(categorical), list(continuous)
     for c in categorical + continuous:
         if all(is_missing(columns[c][i]) for i in rows_kept):
@@ -92,6 +100,12 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
         if bad is not None:
             raise DatasetError(f"TableData: continuous column {c!r} of {source} holds {columns[c][bad]!r} "
                                f"in {row_name(bad)}, which is not a finite number")
+        big = next((i for i in rows_kept if not is_missing(columns[c][i]) and abs(_number(columns[c][i])) > FLOAT32_MAX),
+                   None)
+        if big is not None:  # inputs are float32: it would become inf, and training would diverge
+            raise DatasetError(f"TableData: continuous column {c!r} of {source} holds {columns[c][big]!r} in "
+                               f"{row_name(big)}, beyond float32's range (+-{FLOAT32_MAX:.4g}), which training "
+                               f"uses; rescale the column (e.g. its logarithm or other units) or fix the cell")
     for c in categorical:
         bad = next((i for i in rows_kept if _category_problem(columns[c][i])), None)
         if bad is not None:
@@ -104,7 +118,7 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
     is_regression = (len(targets_cols) > 1 or all(_is_continuous(columns[t]) for t in targets_cols)) \
         if regression is None else bool(regression)
     if regression is None and not is_regression:
-        _warn_if_numbers_read_as_categories(targets_cols[0], columns[targets_cols[0]], source, row_name)
+        _warn_if_numbers_read_as_categories(targets_cols[0], columns[targets_cols[0]], source, row_name, is_target=True)
     if is_regression:
         for t in targets_cols:
             bad = next((i for i in rows_kept if _number(columns[t][i]) is None), None)
@@ -234,7 +248,18 @@ def _number(v: Any) -> float | None:
     return float(v) if _is_number(v) else None
 
 
-def _warn_if_numbers_read_as_categories(column: str, values: list, source: str, row_name) -> None:
+class NumbersReadAsCategories(UserWarning):
+    """A column of numbers read as categorical because of a few cells that are not numbers.
+
+    `column`, `is_target` and `found` (what was found, naming the file, the row and the first
+    such cell) let a caller give its own advice (the command line names its flag)."""
+
+    def __init__(self, message: str, *, column: str, is_target: bool, found: str):
+        super().__init__(message)
+        self.column, self.is_target, self.found = column, is_target, found
+
+
+def _warn_if_numbers_read_as_categories(column: str, values: list, source: str, row_name, is_target: bool) -> None:
     """A column of numbers with a few text or infinite cells is read as categorical, by the rule;
     usually one cell is a typo or a sentinel (``inf``, ``?``, ``n/a ``). Say so, naming the first."""
     present = [(i, v) for i, v in enumerate(values) if not is_missing(v)]
@@ -244,10 +269,12 @@ def _warn_if_numbers_read_as_categories(column: str, values: list, source: str, 
     import warnings
 
     i, v = odd[0]
-    warnings.warn(f"TableData: column {column!r} of {source} is read as categorical although "
-                  f"{len(present) - len(odd)} of its {len(present)} values are numbers; {len(odd)} not, "
-                  f"first {v!r} in {row_name(i)}. Fix or empty those cells, or pass continuous=[{column!r}] "
-                  f"(regression=True for a target; then they are an error naming the cell)", UserWarning, stacklevel=3)
+    found = (f"column {column!r} of {source} is read as categorical although {len(present) - len(odd)} of its "
+             f"{len(present)} values are numbers; {len(odd)} not, first {v!r} in {row_name(i)}")
+    advice = "regression=True" if is_target else f"continuous=[{column!r}]"
+    warnings.warn(NumbersReadAsCategories(f"TableData: {found}. Fix or empty those cells, or pass {advice} (then "
+                                          f"they are an error naming the cell)", column=column, is_target=is_target,
+                                          found=found), stacklevel=3)
 
 
 def _is_number(v: Any) -> bool:

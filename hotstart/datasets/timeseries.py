@@ -125,6 +125,10 @@ def _from_arrays(arrays, labels: list[Any], regression, where):
             labels = [float(v) for v in labels]
         except (TypeError, ValueError) as e:
             raise DatasetError(f"TimeSeriesData: regression targets of {where} must be numbers ({e})") from None
+        bad = next((i for i, v in enumerate(labels) if not np.isfinite(v)), None)
+        if bad is not None:  # training would fail on it later, without saying which series
+            raise DatasetError(f"TimeSeriesData: regression target {bad} of {where} is {labels[bad]!r}, not a finite "
+                               f"number: a series without a target cannot be trained on")
     else:
         labels = [str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v) for v in labels]
     return arrays, labels, None, bool(regression), where

@@ -11,12 +11,15 @@ Points that leave the image (a crop or a rotation pushed them out) are kept as t
 scaled coordinates lie outside [-1, 1] and they still count in the loss and the metric. The
 model's output is not squashed (no tanh), so it can say where such a point went; nothing is
 clipped or masked, which keeps every target well defined and every batch the same shape.
+
+Both directions are the model contract's (`points_to_unit`, `points_from_unit` in
+hotstart/contract/outputs.py), the functions a runtime decodes a keypoint model's output with.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ..blocks import Keypoints, KeypointTensor
+from ..contract.outputs import points_from_unit, points_to_unit
 from ..errors import UsageError
 from .base import Context, Encoding
 
@@ -38,22 +41,15 @@ class KeypointScaling(Encoding):
     def encoded_block(self, block):
         return KeypointTensor(block.n) if isinstance(block, Keypoints) else None
 
-    def _scale(self):
-        import torch
-
-        h, w = self.size
-        return torch.tensor([w, h], dtype=torch.float32)
-
     def encode(self, block, value, context, rng=None):
         import torch
 
-        pts = value.float() if torch.is_tensor(value) else torch.from_numpy(np.asarray(value, dtype=np.float32))
-        pts = pts.reshape(-1, 2)
-        return ((pts + 0.5) / self._scale() * 2 - 1).reshape(-1)
+        pts = value.detach().cpu().float().numpy() if torch.is_tensor(value) else value
+        return torch.from_numpy(points_to_unit(pts, self.size).reshape(-1))
 
     def decode(self, block, value, context=Context.INFERENCE):
         """(2n,) scaled coordinates -> an (n, 2) float32 array in pixels of the encoded image."""
         import torch
 
-        v = torch.as_tensor(value).detach().cpu().float().reshape(-1, 2)
-        return ((v + 1) / 2 * self._scale() - 0.5).numpy()
+        v = value.detach().cpu().float().numpy() if torch.is_tensor(value) else value
+        return points_from_unit(v, self.size)

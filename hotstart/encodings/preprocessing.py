@@ -2,11 +2,14 @@
 
 The normalization stats (`mean`, `std`) belong to the task: they are saved with it, so a loaded
 model preprocesses exactly as it was trained. Channels adapt to what the model expects
-(grayscale repeated to RGB, or RGB reduced to luminance).
+(grayscale repeated to RGB, or RGB reduced to luminance). The arithmetic is the model contract's
+`normalize_pixels` (hotstart/contract/image_input.py), in every context: the predictor and every
+runtime normalize with that same function.
 """
 from __future__ import annotations
 
 from ..blocks import Image, ImageTensor
+from ..contract.image_input import normalize_pixels
 from ..blocks.base import is_tensor
 from ..errors import UsageError
 from .base import Context, Encoding
@@ -45,25 +48,8 @@ class ImagePreprocessing(Encoding):
     def encode(self, block, value, context, rng=None):
         import torch
 
-        t = image_tensor(block, value)
-        x = t.to(torch.float32).div_(255.0) if t.dtype == torch.uint8 else t.to(torch.float32)
-        if x.shape[0] != self.channels:
-            if self.channels == 3:  # gray -> RGB
-                x = x.expand(3, *x.shape[1:])
-            else:  # RGB -> luminance (ITU-R 601-2, as PIL's convert("L"))
-                x = (x * torch.tensor([0.299, 0.587, 0.114]).view(3, 1, 1)).sum(0, keepdim=True)
-        mean, std = self._stats_tensors()
-        return (x - mean) / std
-
-    def _stats_tensors(self):
-        """mean and std as C x 1 x 1 tensors, made once (encode runs for every sample)."""
-        import torch
-
-        cached = self.__dict__.get("_stats")
-        if cached is None:
-            cached = (torch.tensor(self.mean).view(-1, 1, 1), torch.tensor(self.std).view(-1, 1, 1))
-            self.__dict__["_stats"] = cached
-        return cached
+        pixels = image_tensor(block, value).numpy()  # uint8, or float in [0, 1]
+        return torch.from_numpy(normalize_pixels(pixels, self.channels, self.mean, self.std))
 
     def decode(self, block, value, context=Context.INFERENCE):
         """An encoded tensor (C x H x W) back to a PIL image, for display."""

@@ -11,7 +11,10 @@ the image (its keypoint flip assumes pixel centres, its resize and rotation pixe
 
 The random parameters are drawn here from the ``numpy.random.Generator`` passed in, never from
 torch's global RNG (which torchvision's random transform classes would use). In validation and
-inference the pipeline is a deterministic resize to `size`.
+inference the pipeline is a deterministic resize to `size`: torchvision's antialiased bilinear,
+the algorithm the model contract's numpy `resize_uint8` (hotstart/contract/resize.py) implements
+for the runtimes, bit for bit on x86; torchvision's is kept here because it is 15 times faster,
+and tests/test_deploy.py holds the two equal.
 """
 from __future__ import annotations
 

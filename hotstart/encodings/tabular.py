@@ -18,7 +18,9 @@ training split once it has split the data): nothing from the validation rows lea
 They are part of the task's JSON, so a loaded model encodes a new row exactly as in training.
 
 The encoded row is ``[category indices (categorical, then indicators)..., normalized continuous...]``
-as float32 (one tensor, so batching, devices and export need nothing special). Category indices
+as float32 (one tensor, so batching, devices and export need nothing special), made by the model
+contract's `TableEncoder` (hotstart/contract/table_input.py): the predictor and every runtime
+encode a row with that same code. Category indices
 are exact in float32 up to 2**24; under ``precision="16-true"`` / ``"bf16-true"`` (which cast inputs)
 the model refuses vocabularies whose indices half precision cannot hold.
 """
@@ -30,11 +32,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..blocks import Block, Continuous
-from ..blocks.table import TableRow, TableTensor, as_row, category_key, is_missing
-from ..errors import UsageError
+from ..blocks.table import TableRow, TableTensor, category_key, is_missing
+from ..contract.errors import InputValueError
+from ..contract.table_input import NA, TableEncoder
+from ..errors import SampleError, UsageError
 from .base import Context, Encoding
 
-NA = "#na#"  # index 0 of every vocabulary: missing or unseen
 EPS = 1e-7
 
 
@@ -98,10 +101,7 @@ class TabularPreprocessing(Encoding):
             if bad:
                 raise UsageError(f"TabularPreprocessing: na_columns {bad} are not continuous columns")
             _check_statistics(self)
-            self._index = {c: {v: i for i, v in enumerate(self.vocab[c])} for c in self.categorical}
-            self._fill = np.array([self.median[c] for c in self.continuous], dtype=np.float64)
-            self._mean = np.array([self.mean[c] for c in self.continuous], dtype=np.float64)
-            self._std = np.array([self.std[c] for c in self.continuous], dtype=np.float64)
+            self._encoder = TableEncoder(self._params())  # the contract's: one row encoding everywhere
 
     @property
     def fitted(self) -> bool:
@@ -173,25 +173,13 @@ class TabularPreprocessing(Encoding):
         return torch.from_numpy(self.encode_rows([value])[0])
 
     def encode_rows(self, rows: Sequence[Any]) -> np.ndarray:
-        """Many rows at once, as a float32 array (N, n_cat + n_na + n_cont): the numpy path that
-        a predictor without torch can mirror."""
+        """Many rows at once, as a float32 array (N, n_cat + n_na + n_cont), by the contract's
+        `TableEncoder` (a value it cannot take is a `SampleError` naming the column)."""
         self._require_fitted()
-        n_cat, n_na, n_cont = len(self.categorical), len(self.na_columns), len(self.continuous)
-        out = np.empty((len(rows), n_cat + n_na + n_cont), dtype=np.float32)
-        raw = np.empty(n_cont, dtype=np.float64)
-        na_pos = [self.continuous.index(c) for c in self.na_columns]
-        for r, row in enumerate(rows):
-            row = as_row(row)
-            for j, c in enumerate(self.categorical):
-                out[r, j] = self._index[c].get(category_key(row[c]), 0)
-            for j, c in enumerate(self.continuous):
-                v = row[c]
-                raw[j] = math.nan if is_missing(v) else float(v)
-            missing = np.isnan(raw)
-            for k, j in enumerate(na_pos):
-                out[r, n_cat + k] = 2.0 if missing[j] else 1.0
-            out[r, n_cat + n_na:] = (np.where(missing, self._fill, raw) - self._mean) / self._std
-        return out
+        try:
+            return self._encoder.encode_rows(rows)
+        except InputValueError as e:
+            raise SampleError(str(e)) from None
 
     def decode(self, block, value, context=Context.INFERENCE):
         """A normalized target back to its units (numpy float32), or an encoded row back to a dict
@@ -207,7 +195,7 @@ class TabularPreprocessing(Encoding):
             row[c] = self.vocab[c][i] if 0 < i < len(self.vocab[c]) else None
         was_missing = {c: round(v[n_cat + k]) == 2 for k, c in enumerate(self.na_columns)}
         for j, c in enumerate(self.continuous):
-            row[c] = None if was_missing.get(c) else float(v[n_cat + n_na + j] * self._std[j] + self._mean[j])
+            row[c] = None if was_missing.get(c) else float(v[n_cat + n_na + j] * self.std[c] + self.mean[c])
         return row
 
     def _require_fitted(self):

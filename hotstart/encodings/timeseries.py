@@ -1,7 +1,7 @@
 """`SeriesPreprocessing`: a series to one float32 tensor (channels, length), statistics from training.
 
-Inference (and validation), in order, all in numpy (``encode_series``; the torch-free predictor
-mirrors it step for step):
+Inference (and validation), in order, all in numpy: the model contract's ``encode_series``
+(hotstart/contract/series_input.py), which the predictor and every runtime call too:
 
 1. standardise: ``normalize="channel"`` uses each channel's mean and standard deviation over the
    *training split* (learned by `fit`, saved in ``task.json``); ``"series"`` z-normalises each
@@ -36,39 +36,12 @@ import numpy as np
 
 from ..blocks import Block, Continuous
 from ..blocks.timeseries import SeriesTensor, TimeSeries, as_series
-from ..errors import UsageError
+from ..contract.errors import InputValueError
+from ..contract.series_input import EPS, encode_series, observed_mean_std
+from ..errors import SampleError, UsageError
 from .base import Context, Encoding
 
-EPS = 1e-8
 NORMALIZE = ("channel", "series", None)
-
-
-def encode_series(x: np.ndarray, *, length: int, normalize: str | None, mean=None, std=None,
-                  mask: bool = False) -> np.ndarray:
-    """The inference encoding of one series (channels, n) -> float32 (channels [+1], length)."""
-    x = np.asarray(x, dtype=np.float64)
-    observed = ~np.isnan(x)
-    if normalize == "channel":
-        x = (x - np.asarray(mean)[:, None]) / np.asarray(std)[:, None]
-    elif normalize == "series":
-        m, s = observed_mean_std(x, observed)
-        x = (x - m[:, None]) / (s[:, None] + EPS)
-    x = np.where(observed, x, 0.0)
-    out = np.zeros((x.shape[0] + int(mask), length), dtype=np.float32)
-    n = min(length, x.shape[1])
-    out[: x.shape[0], :n] = x[:, :n]
-    if mask:
-        out[-1, :n] = observed[:, :n].all(axis=0)
-    return out
-
-
-def observed_mean_std(x: np.ndarray, observed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row mean and standard deviation (ddof=0) of the observed values; 0 and 0 for a row with none."""
-    count = np.maximum(observed.sum(axis=1), 1)
-    filled = np.where(observed, x, 0.0)
-    mean = filled.sum(axis=1) / count
-    var = (np.where(observed, x - mean[:, None], 0.0) ** 2).sum(axis=1) / count
-    return mean, np.sqrt(var)
 
 
 class SeriesPreprocessing(Encoding):
@@ -144,8 +117,11 @@ class SeriesPreprocessing(Encoding):
             raise UsageError("SeriesPreprocessing: training-time augmentation needs an rng (numpy Generator)")
         if augment and (self.jitter or self.scale):
             x = self._scale_and_jitter(x, rng)
-        out = encode_series(x, length=self.length, normalize=self.normalize, mean=self.mean, std=self.std,
-                            mask=self.mask)
+        try:
+            out = encode_series(x, length=self.length, normalize=self.normalize, mean=self.mean, std=self.std,
+                                mask=self.mask)
+        except InputValueError as e:
+            raise SampleError(f"the series: {e}") from None
         if augment and self.shift:
             k = int(rng.integers(-round(self.shift * self.length), round(self.shift * self.length) + 1))
             out = np.roll(out, k, axis=1)

@@ -2,7 +2,7 @@
 ExecuTorch .pte (fp32 or int8, see pte.py) and int8 from quantization-aware training (qat.py).
 
     learner.export("digits.onnx")                         # -> ExportReport (printable)
-    learner.export("digits-int8.onnx", quantize="int8")
+    learner.export("digits-int8.onnx", quantize="int8")    # + measure=True: accuracy and latency too
     learner.export("digits.pt2", format="pt2")
     learner.export("digits.pte", batch_size=1)            # ExecuTorch + XNNPACK; static batch size
     learner.export("digits-int8.pte", quantize="int8")
@@ -12,15 +12,18 @@ ExecuTorch .pte (fp32 or int8, see pte.py) and int8 from quantization-aware trai
     learner.export("digits-int8.tflite", quantize="int8")  # LiteRT / TF Lite Micro (see tflite.py)
     learner.export("digits.vmfb")                         # IREE, compiled for this CPU (see iree.py)
 
-Every destination is checked before the export's work starts (destination.py). The exported files hold the task (classes, size, normalization...) so that hotstart/predictor.py
-(numpy + pillow + onnxruntime) or a C++ program can use them without hotstart.
+Every destination is checked before the export's work starts (destination.py). Every exported
+file is checked against eager torch by the runtime that runs it (parity.py, hotstart/runtimes/).
+The exported files hold the task (classes, size, normalization...) in the model contract's
+metadata (hotstart/contract/schema.py), so that hotstart/predictor.py (numpy + pillow +
+onnxruntime), any runtime in hotstart/runtimes/ or a C++ program can use them without hotstart.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..errors import UsageError
-from .onnx import ExportError, ExportReport
+from .report import ExportError, ExportReport
 
 __all__ = ["export", "ExportError", "ExportReport"]
 
@@ -31,7 +34,10 @@ SUFFIXES = {".onnx": "onnx", ".pt2": "pt2", ".pte": "pte", ".c": "c", ".tflite":
 
 def export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
            **kwargs) -> ExportReport:
-    """Export `learner` to `path`; `format` defaults from the suffix (.onnx / .pt2 / .pte)."""
+    """Export `learner` to `path`; `format` defaults from the suffix (`SUFFIXES`).
+
+    ONNX int8 (``quantize="int8"``) takes ``measure=True`` to also report the validation accuracy of
+    the fp32 and int8 files and their latency (a validation pass and a benchmark: off by default)."""
     path = Path(path)
     if format is None:
         format = SUFFIXES.get(path.suffix.lower())
@@ -88,7 +94,7 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         return export_iree(learner, path, **kwargs)
     if format == "pt2":
         if quantize is not None:
-            raise UsageError("export: quantize='int8' is for format='onnx' or 'pte'")
+            raise UsageError("export: quantize='int8' is for format='onnx', 'pte', 'tflite' or 'c'")
         from .pt2 import export_pt2
 
         check_file_destination(path, "export path")

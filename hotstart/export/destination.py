@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 
-__all__ = ["check_file_destination", "check_folder_destination"]
+__all__ = ["check_file_destination", "check_folder_destination", "check_outside_source"]
 
 
 def check_file_destination(path, flag: str = "--out") -> Path:
@@ -37,6 +37,22 @@ def check_folder_destination(path, flag: str) -> Path:
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {path}: exists and is not a folder (nothing was exported)")
     _check_writable_folder(path if path.is_dir() else path.parent, path, flag)
+    return path
+
+
+def check_outside_source(path, source, flag: str = "--out", replaces_folder: bool = False) -> Path:
+    """`path` is neither the model being exported (`source`: its folder, or its file) nor inside it,
+    nor (for an export that swaps in a whole folder: `replaces_folder`) a folder that holds it: an
+    export written there would overwrite or replace the model it is made from (an ONNX file
+    written over task.json, a web folder swapped in for the run folder)."""
+    path, source = Path(path), Path(source)
+    dest, src = path.resolve(), source.resolve()
+    if dest == src or src in dest.parents:
+        raise UsageError(f"{flag} {path}: is inside {source}, the model being exported; writing there would "
+                         f"overwrite the model (nothing was exported). Write the export outside {source}")
+    if replaces_folder and dest in src.parents:
+        raise UsageError(f"{flag} {path}: holds {source}, the model being exported; the export would replace "
+                         f"that folder, model included (nothing was exported). Write the export elsewhere")
     return path
 
 

@@ -3,7 +3,7 @@
     learner.export("digits.vmfb")                       # llvm-cpu, for this machine's CPU
     learner.export("digits.vmfb", target_cpu="generic") # any x86-64 (no AVX): slower, portable
     python -m hotstart export runs/hotstart --format iree --out digits.vmfb
-    python -m hotstart predict digits.vmfb img.png      # iree-base-runtime (iree_run.py)
+    python -m hotstart predict digits.vmfb img.png      # iree-base-runtime (hotstart/runtimes/iree.py)
 
 How: ``torch.export`` (dynamic batch, as the ONNX export) -> iree-turbine's importer (torch ->
 MLIR) -> ``iree-compile`` with the ``llvm-cpu`` backend (``--iree-llvmcpu-target-cpu=host`` by
@@ -15,10 +15,9 @@ exported graph carries its module path as its source location (the importer turn
 into MLIR locations; the compiler prints the location of the op it fails on).
 
 The task travels inside the module as a reflection attribute of its ``main`` function,
-``hotstart_metadata``: one JSON object of the ONNX export's keys (see onnx.py) with ``format`` =
-``hotstart.iree/1`` and ``target_cpu``. From Python: ``VmModule.lookup_function("main").reflection``;
-from C: ``iree_vm_function_lookup_attr_by_name(&main, iree_make_cstring_view("hotstart_metadata"))``.
-Like the other exports it checks itself: the compiled module runs beside torch on a check batch.
+``hotstart_metadata`` (hotstart/runtimes/iree.py reads it): one JSON object of the contract's keys
+with ``format`` = ``hotstart.iree/1`` and ``target_cpu``. Like the other exports it checks itself
+(export/parity.py): the compiled module runs in IREE beside torch on a check batch.
 
 Needs ``pip install 'hotstart[iree]'`` (iree-turbine, iree-base-compiler, iree-base-runtime).
 """
@@ -30,10 +29,12 @@ from pathlib import Path
 
 from ..atomic import atomic_write_bytes
 from ..errors import UsageError
+from ..runtimes.iree import FORMAT, METADATA_ATTRIBUTE, IreeRuntime
 from .metadata import task_metadata
-from .onnx import INPUT_NAME, OUTPUT_NAME, ExportError, ExportReport, eval_copy, example_batch, failing_layer
-from .iree_run import FORMAT, METADATA_ATTRIBUTE, IreeModel
-from .runtime_parity import max_difference
+from .onnx import INPUT_NAME, OUTPUT_NAME, eval_copy, example_batch
+from .parity import check_against_torch
+from .report import ExportError, ExportReport
+from .trace_errors import export_failure, module_path, quiet_trace
 
 LAYER_FILE = "layer "  # the source "file" of each node's location: "layer backbone.layer4.0.conv1 (...)"
 
@@ -58,10 +59,8 @@ def export_iree(learner, path, *, tolerance: float = 1e-4, target_cpu: str = "ho
     meta.update(format=FORMAT, target_cpu=target_cpu)
     mlir = to_mlir(program, meta)
     data = compile_vmfb(mlir, target_cpu, tuple(example.shape[1:]), extra_args)
-    diff = max_difference(IreeModel(data), model, example_batch(task, 3, seed=1))
-    if not diff <= tolerance:
-        raise ExportError(f"the .vmfb and torch outputs differ by up to {diff:.3g} (> tolerance {tolerance:g}) on a "
-                          "check batch; the file was not written")
+    diff = check_against_torch(IreeRuntime.load(data), model, example_batch(task, 3, seed=1), tolerance=tolerance,
+                               what="IREE (.vmfb)", path=path)
     atomic_write_bytes(path, data)
     return ExportReport(path, "iree", len(data), diff, {"target": f"llvm-cpu, target cpu {target_cpu}",
                                                         "runs in": "IREE (iree-base-runtime, local-task driver)"})
@@ -78,12 +77,10 @@ def export_program(model, example):
         raise UsageError(f"format='iree' needs iree-turbine: pip install 'hotstart[iree]' ({e})") from e
     batch = torch.export.Dim("batch", min=1, max=65536)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), quiet_trace():
             program = torch.export.export(model, (example,), dynamic_shapes=({0: batch},), strict=False)
-    except Exception as e:  # torch.export raises many kinds
-        raise ExportError(f"torch.export failed{failing_layer(model, example)}: {type(e).__name__}: "
-                          f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}\nWhat to try: a backbone "
-                          "without that layer (the default SmallCNN and timm's resnets export)") from e
+    except Exception as e:  # torch.export raises many kinds; name the layer
+        raise export_failure("torch.export", e, model, example) from e
     decompositions = current_aot_decompositions()
     return program.run_decompositions(decompositions) if decompositions else program
 
@@ -103,13 +100,6 @@ def label_layers(program) -> None:
         shape = "x".join(str(d) if isinstance(d, int) else "N" for d in value.shape) if hasattr(value, "shape") else ""
         name = f"{module_path(path)} ({kind.rsplit('.', 1)[-1]}{', input ' + shape if shape else ''})"
         node.meta["stack_trace"] = f'  File "{LAYER_FILE}{name}", line 1, in forward\n'
-
-
-def module_path(path: str) -> str:
-    """torch.export's module path in the form a user writes it: ``L['self'].layer1[0]`` ->
-    ``layer1.0`` (strict export's form; non-strict already gives ``layer1.0``)."""
-    path = re.sub(r"^L\['self'\]\.?", "", path)
-    return re.sub(r"\[(\d+)\]", r".\1", path).replace("._modules['", ".").replace("']", "")
 
 
 def to_mlir(program, meta: dict[str, str]) -> bytes:

@@ -1,21 +1,21 @@
 """What an exported model says about itself: the task's facts as flat string key -> value pairs.
 
-The torch-free predictor (hotstart/predictor.py) and the web page read these keys to preprocess
-an input and decode an output the way the task does, without hotstart. The keys are listed and
-described once, in hotstart/export/onnx.py's docstring; this module builds them.
+The model contract (hotstart/contract/: every runtime, the torch-free predictor) and the web page
+read these keys to preprocess an input and decode an output the way the task does, without
+hotstart's training code. The keys are listed and described once, in hotstart/export/onnx.py's
+docstring; the contract's schema.py reads and checks them; this module builds them.
 
 Each task kind contributes one function, ``task -> {key: JSON-able value}``, in `KIND_METADATA`:
-a new task kind (segmentation, keypoints, tabular) adds its entry here and its pre/post-processing
-entry in predictor.py's `KINDS` table.
+a new task kind (segmentation, keypoints) adds its entry here and its encode / decode entry in the
+contract's `KINDS` table (hotstart/contract/kinds.py).
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..contract.schema import FORMAT
 from ..errors import UsageError
 from ..strict_json import dumps
-
-FORMAT = "hotstart.onnx/1"
 
 
 def _image_input(task) -> dict[str, Any]:

@@ -14,7 +14,8 @@ Graph: one input ``input`` (float32, N x C x H x W: the task's encoded input, no
 output ``logits`` (float32, N x classes: before the activation).
 
 Metadata (``ModelProto.metadata_props``; each value a string, JSON unless said otherwise). These
-keys are a contract with hotstart/predictor.py and the web page: add keys, never change one.
+keys are the model contract's schema (hotstart/contract/schema.py reads and checks them; the web
+page reads them too): add keys, never change one.
 
 =================  ==============================================================================
 key                value
@@ -50,36 +51,19 @@ Each task kind's keys come from one function in hotstart/export/metadata.py (`KI
 from __future__ import annotations
 
 import copy
-import dataclasses
 from pathlib import Path
 
 import numpy as np
 
 from ..atomic import atomic_write_bytes
-from ..errors import HotstartError, UsageError
+from ..errors import UsageError
+from ..predictor import Predictor  # the onnxruntime runtime: it checks each file the export writes
 from .metadata import task_metadata
+from .parity import check_against_torch
+from .report import ExportError, ExportReport
 
 INPUT_NAME, OUTPUT_NAME = "input", "logits"
 _TWO_GB = 2 * 1024 ** 3
-
-
-class ExportError(HotstartError, RuntimeError):
-    """A model that could not be exported, or whose export does not compute what torch computes."""
-
-
-@dataclasses.dataclass
-class ExportReport:
-    path: Path
-    format: str
-    size_bytes: int
-    max_abs_diff: float  # largest |onnxruntime - torch| over the check batch (logits)
-    extra: dict = dataclasses.field(default_factory=dict)  # e.g. the int8 report
-
-    def __str__(self):
-        lines = [f"wrote {self.path} ({self.format}, {self.size_bytes / 1e6:.2f} MB); "
-                 f"largest difference from torch on a check batch: {self.max_abs_diff:.2e}"]
-        lines += [f"  {k}: {v}" for k, v in self.extra.items()]
-        return "\n".join(lines)
 
 
 def eval_copy(learner):
@@ -122,11 +106,8 @@ def write_onnx(model, task, path, *, tolerance: float | None = 1e-4, opset: int 
                           "data, which this export does not write (export format='pt2' instead)")
     data = proto.SerializeToString()
     check = example_batch(task, 3, seed=1)  # another batch size than the traced one: the batch is dynamic
-    diff = max_difference(data, model, check)
-    if tolerance is not None and not diff <= tolerance:
-        raise ExportError(f"ONNX and torch outputs differ by up to {diff:.3g} (> tolerance {tolerance:g}) on a check "
-                          f"batch; the file was not written. An op may be exported inexactly: try opset=... or "
-                          f"another backbone")
+    diff = check_against_torch(Predictor.load(data), model, check, tolerance=tolerance, what="onnxruntime", path=path,
+                               hint=". An op may be exported inexactly: try opset=... or another backbone")
     atomic_write_bytes(path, data)
     return ExportReport(path, format, len(data), diff)
 
@@ -151,57 +132,15 @@ def strip_symbolic_value_info(proto):
 def _torch_onnx_export(model, x, opset):
     import torch
 
+    from .trace_errors import DEFAULT_HINT, export_failure, quiet_trace
+
     batch = torch.export.Dim("batch", min=1, max=65536)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), quiet_trace():
             program = torch.onnx.export(model, (x,), dynamo=True, input_names=[INPUT_NAME],
                                         output_names=[OUTPUT_NAME], dynamic_shapes=({0: batch},),
                                         opset_version=opset, external_data=False, verbose=False)
     except Exception as e:  # torch.export / onnxscript raise many kinds; name the layer for the user
-        raise ExportError(f"ONNX export failed{failing_layer(model, x)}: {type(e).__name__}: "
-                          f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}\n"
-                          "What to try: a backbone without that layer (the default SmallCNN and timm's "
-                          "resnets export), format='pt2' (torch.export + AOTInductor, no ONNX op coverage "
-                          "needed), or another opset=...") from e
+        raise export_failure("ONNX export", e, model, x, hint=DEFAULT_HINT + ", format='pt2' (torch.export + "
+                             "AOTInductor, no ONNX op coverage needed), or another opset=...") from e
     return program
-
-
-def failing_layer(model, x) -> str:
-    """' in layer NAME (TYPE)': the first top-level child of the backbone that torch.export cannot trace."""
-    import torch
-
-    inputs: dict = {}
-    backbone = getattr(model, "backbone", model)
-    children = list(backbone.named_children())
-    hooks = [m.register_forward_pre_hook(lambda m, args, name=name: inputs.setdefault(name, args))
-             for name, m in children]
-    try:
-        with torch.no_grad():
-            model(x)
-    except Exception:
-        pass
-    finally:
-        for h in hooks:
-            h.remove()
-    for name, m in children:
-        if name not in inputs:
-            continue
-        try:
-            torch.export.export(m, inputs[name], strict=False)
-        except Exception as e:
-            return f" in layer backbone.{name} ({type(m).__name__}; {type(e).__name__})"
-    return ""
-
-
-def max_difference(onnx_bytes: bytes, model, x) -> float:
-    """Largest |onnxruntime(x) - model(x)| (both fp32, CPU)."""
-    import onnxruntime as ort
-    import torch
-
-    sess = ort.InferenceSession(onnx_bytes, providers=["CPUExecutionProvider"])
-    got = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0]
-    with torch.no_grad():
-        want = model(x).float().numpy()
-    if got.shape != want.shape:
-        raise ExportError(f"the ONNX model returns shape {got.shape}, torch {want.shape}")
-    return float(np.abs(got - want).max())

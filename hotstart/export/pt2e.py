@@ -35,8 +35,16 @@ TARGETS = ("pte", "onnx", "tflite")
 FOLD_QUANTIZE = {"pte": True, "onnx": True, "tflite": False}
 
 
+def scheme(target: str, qat: bool) -> str:
+    """The name of the int8 scheme `make_quantizer` gives `target`: two targets with one scheme take
+    the same prepared (trained or calibrated) model (`QuantizedModel.retarget`, export/qat.py)."""
+    if target == "pte" or (target == "tflite" and qat):
+        return "XNNPACK's"
+    return {"onnx": "X86 Inductor's", "tflite": "LiteRT's"}.get(target, target)
+
+
 def make_quantizer(target: str, qat: bool):
-    """The PT2E quantizer for `target` ("pte" or "onnx"), configured for QAT or post-training."""
+    """The PT2E quantizer for `target` ("pte", "onnx" or "tflite"), configured for QAT or post-training."""
     if target == "pte":
         from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
             XNNPACKQuantizer, get_symmetric_quantization_config)
@@ -70,8 +78,14 @@ def capture(model, example):
     the way they do in eager mode)."""
     import torch
 
+    from .trace_errors import export_failure, quiet_trace
+
     batch = torch.export.Dim("batch", min=1, max=65536)
-    graph = torch.export.export(model, (example,), dynamic_shapes=({0: batch},), strict=False).module()
+    try:
+        with quiet_trace():
+            graph = torch.export.export(model, (example,), dynamic_shapes=({0: batch},), strict=False).module()
+    except Exception as e:  # torch.export raises many kinds; name the layer
+        raise export_failure("capturing the model for int8 (torch.export)", e, model, example) from e
     return _train_eval(graph)
 
 

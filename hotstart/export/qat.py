@@ -4,9 +4,10 @@
     q = learner.quantize("pte", qat_epochs=1)               # QAT: 1 epoch with fake quantizers
     q.validate()                                            # {"loss": ..., "accuracy": ...} of the int8 model
     q.export("digits-qat.pte")                              # ExecuTorch, XNNPACK int8
-    learner.quantize("onnx", qat_epochs=1).export("digits-qat.onnx")  # QDQ ONNX for predictor.py
+    learner.quantize("onnx", qat_epochs=1).export("digits-qat.onnx")  # QDQ ONNX, any ONNX runtime
     learner.quantize("pte", qat_epochs=0)                   # post-training: calibration only
     learner.quantize("tflite", qat_epochs=1).export("digits-qat.tflite")  # LiteRT / TF Lite Micro int8
+    q.retarget("tflite").export("digits-qat.tflite")       # the same QAT model, for LiteRT: no second QAT
 
 Why a step after training, not ``fit_one_cycle(..., qat=True)``: QAT is a short fine-tuning of a
 model that already works in fp32 (the recipe of PyTorch's and torchao's QAT guides; fake
@@ -31,11 +32,32 @@ from .onnx import example_batch
 
 
 class QuantizedModel:
-    """An int8 model for one target ("pte" or "onnx"): validate it, export it."""
+    """An int8 model for one target ("pte", "onnx" or "tflite"): validate it, export it, or
+    `retarget` it to another target of the same int8 scheme."""
 
-    def __init__(self, learner, model, target: str, how: str, history: list | None = None):
-        self.learner, self.model, self.target, self.how = learner, model, target, how
+    def __init__(self, learner, prepared, target: str, qat: bool, how: str, history: list | None = None):
+        import copy
+
+        from . import pt2e
+
+        self.learner, self.prepared, self.target, self.qat, self.how = learner, prepared, target, qat, how
+        self.model = pt2e.convert(copy.deepcopy(prepared), target)  # `prepared` stays for `retarget`
         self.history = history or []  # the QAT epochs' history (empty after calibration)
+
+    def retarget(self, target: str) -> "QuantizedModel":
+        """This int8 model for `target`, converted again from the same trained (or calibrated)
+        model, without training again: allowed where both targets quantize alike (QAT for "pte"
+        and for "tflite" both use XNNPACK's scheme; export/pt2e.py)."""
+        from . import pt2e
+
+        if target not in pt2e.TARGETS:
+            raise UsageError(f"retarget: target must be one of {pt2e.TARGETS}, got {target!r}")
+        mine, theirs = pt2e.scheme(self.target, self.qat), pt2e.scheme(target, self.qat)
+        if mine != theirs:
+            raise UsageError(f"retarget: this model was quantized with {mine} scheme for {self.target!r}; {target!r} "
+                             f"{'QAT' if self.qat else 'post-training int8'} uses {theirs}: quantize again with "
+                             f"learner.quantize({target!r}, ...)")
+        return QuantizedModel(self.learner, self.prepared, target, self.qat, self.how, self.history)
 
     def validate(self) -> dict:
         """Loss and metrics of the int8 model (the converted torch graph) on the learner's validation set."""
@@ -100,12 +122,14 @@ def quantize_learner(learner, target: str = "pte", *, qat_epochs: int = 1, lr_ma
         samples = calibration_samples(learner, calibrate)
         prepared = pt2e.prepare(model, example, target, qat=False)
         pt2e.calibrate(prepared, _batches(task, samples))
-        how = f"int8 PT2E post-training ({target}), calibrated on {len(samples)} training samples"
+        how = (f"int8 PT2E post-training ({pt2e.scheme(target, False)} scheme), calibrated on {len(samples)} "
+               "training samples")
     else:
         prepared = pt2e.prepare(model, example, target, qat=True)
         history = _train(learner, prepared, int(qat_epochs), lr_max, callbacks, fit_kwargs)
-        how = f"int8 PT2E quantization-aware training ({target}), {int(qat_epochs)} epoch(s) at lr_max={lr_max:g}"
-    return QuantizedModel(learner, pt2e.convert(prepared, target), target, how, history)
+        how = (f"int8 PT2E quantization-aware training ({pt2e.scheme(target, True)} scheme), {int(qat_epochs)} "
+               f"epoch(s) at lr_max={lr_max:g}")
+    return QuantizedModel(learner, prepared, target, int(qat_epochs) > 0, how, history)
 
 
 def _train(learner, prepared, epochs: int, lr_max: float, callbacks, fit_kwargs) -> list:

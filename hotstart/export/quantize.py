@@ -13,10 +13,13 @@ fast path of VPMADDUBSW / VNNI). Without VNNI, VPMADDUBSW can saturate on 8-bit 
 ``reduce_range="auto"`` quantizes weights to 7 bits unless the exporting CPU has VNNI (read from
 /proc/cpuinfo; elsewhere 7 bits, which is safe everywhere and costs little accuracy).
 
-The report gives validation accuracy of the fp32 and the int8 file (both with the torch-free
-predictor, so it is what a deployment sees), the size ratio, and the CPU latency ratio
-(int8 / fp32) at batch 1 and 32. The latency ratio is measured, not promised: on CPUs without
-VNNI, or for tiny models dominated by QuantizeLinear/DequantizeLinear overhead, int8 can be slower.
+The report gives the int8 file's largest difference from the fp32 torch model (on training
+images), the fp32 file's, and the size ratio. With ``measure=True`` (``--measure`` on the command
+line) it also gives the validation accuracy of the fp32 and the int8 file (both with the torch-free
+predictor, so it is what a deployment sees) and the CPU latency ratio (int8 / fp32) at batch 1 and
+32: a full validation pass and a benchmark, so only when asked. The latency ratio is measured, not
+promised: on CPUs without VNNI, or for tiny models dominated by QuantizeLinear/DequantizeLinear
+overhead, int8 can be slower.
 """
 from __future__ import annotations
 
@@ -28,7 +31,9 @@ import numpy as np
 
 from ..atomic import atomic_write_bytes
 from ..errors import UsageError
-from .onnx import ExportReport, eval_copy, export_onnx, max_difference, strip_symbolic_value_info
+from ..predictor import Predictor
+from .onnx import ExportReport, eval_copy, export_onnx, strip_symbolic_value_info
+from .parity import max_difference
 
 
 def cpu_has_vnni() -> bool | None:
@@ -85,8 +90,9 @@ class CalibrationReader:
 
 
 def export_int8(learner, path, *, calibrate: int = 256, reduce_range: bool | str = "auto",
-                per_channel: bool = True, measure: bool = True, **kwargs) -> ExportReport:
-    """fp32 export, then static int8 quantization; writes `path` and reports before / after."""
+                per_channel: bool = True, measure: bool = False, **kwargs) -> ExportReport:
+    """fp32 export, then static int8 quantization; writes `path` and reports before / after
+    (`measure`: also validation accuracy of both files and their latency, see the module docs)."""
     import onnx
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
@@ -115,7 +121,7 @@ def export_int8(learner, path, *, calibrate: int = 256, reduce_range: bool | str
         data = strip_symbolic_value_info(model).SerializeToString()  # quant_pre_process added them back
         # the int8 file's own difference from the fp32 torch model (not the fp32 file's), on training
         # images: random inputs lie outside the calibrated ranges and would overstate it
-        int8_diff = max_difference(data, eval_copy(learner), _encoded(learner.task, samples[:8]))
+        int8_diff = max_difference(Predictor.load(data), eval_copy(learner), _encoded(learner.task, samples[:8]))
         fp32_bytes = fp32.read_bytes()
         extra = {"calibration samples": len(samples), "reduce_range": bool(reduce_range), "cpu has VNNI": vnni,
                  "size ratio (fp32 / int8)": round(len(fp32_bytes) / len(data), 2)}
@@ -128,13 +134,9 @@ def export_int8(learner, path, *, calibrate: int = 256, reduce_range: bool | str
 
 def compare(learner, fp32: bytes, int8: bytes, repeats: int = 20) -> dict:
     """Validation accuracy of both files (torch-free predictor) and CPU latency ratios at batch 1 and 32."""
-    import onnxruntime as ort
-
-    from .. import predictor as P
-
     out: dict = {}
-    sessions = [ort.InferenceSession(b, providers=["CPUExecutionProvider"]) for b in (fp32, int8)]
-    preds = [P.Predictor(s, P.read_metadata(s.get_modelmeta().custom_metadata_map)) for s in sessions]
+    preds = [Predictor.load(b) for b in (fp32, int8)]
+    sessions = [p.session for p in preds]
     if learner.valid_loader is not None:
         ds = learner.valid_loader.dataset
         inputs = [ds.inputs[i] for i in range(len(ds))]

@@ -13,10 +13,10 @@ has no transposes. int8 is torchao's PT2E flow with litert-torch's ``PT2EQuantiz
 int8, per-channel weights; export/pt2e.py), calibrated on `calibrate` training samples as the
 ONNX int8 export is; the file then has int8 input and output, which TF Lite Micro runs as is.
 
-What the file takes and holds (layout, int8 scales, the task) is in tflite_file.py; tflite_run.py
-runs it (LiteRT or TF Lite Micro) with the task's preprocessing and decoding. Like the other
-exports, it checks itself: the written bytes run in LiteRT beside torch on a check batch, and an
-fp32 file that differs by more than `tolerance` is not written.
+What the file takes and holds (layout, int8 scales, the task) is in hotstart/runtimes/tflite_file.py;
+hotstart/runtimes/ runs it (LiteRT by default, or TF Lite Micro) behind the runtime interface.
+Like the other exports, it checks itself (export/parity.py): the written bytes run in LiteRT beside
+torch on a check batch, and an fp32 file that differs by more than `tolerance` is not written.
 
 Needs ``pip install 'hotstart[tflite]'`` (litert-torch, ai-edge-litert, tflite-micro). Importing
 litert-torch takes ~7 s (it brings jax and transformers), so it happens inside the export only.
@@ -29,10 +29,14 @@ from pathlib import Path
 
 from ..atomic import atomic_write_bytes
 from ..errors import UsageError
+from ..runtimes import tflite_file
+from ..runtimes.litert import LiteRtRuntime
+from ..runtimes.native_output import ALL, quiet_native_output
 from .metadata import task_metadata
-from .onnx import INPUT_NAME, OUTPUT_NAME, ExportError, ExportReport, eval_copy, example_batch, failing_layer
-from . import tflite_file
-from .runtime_parity import max_difference
+from .onnx import INPUT_NAME, OUTPUT_NAME, eval_copy, example_batch
+from .parity import check_against_torch
+from .report import ExportError, ExportReport
+from .trace_errors import DEFAULT_HINT, export_failure, quiet_trace
 
 
 def export_tflite(learner, path, *, tolerance: float = 1e-4) -> ExportReport:
@@ -50,17 +54,13 @@ def write_tflite(model, task, path, *, quantization: str | None = None, toleranc
 
     `tolerance` bounds the largest |LiteRT - model| on a check batch; int8 files are only reported
     (LiteRT's int8 kernels round a step apart from torch's reference here and there)."""
-    from .tflite_run import TFLiteModel
-
     path = Path(path)
     example = example_batch(task, 1)
     layout = "NHWC" if example.dim() == 4 else "encoded"
     data = convert(model, example, layout, int8=quantization is not None)
     from ai_edge_litert.interpreter import Interpreter
 
-    from .native_stderr import captured_native_stderr
-
-    with captured_native_stderr():  # LiteRT's "INFO: Created TensorFlow Lite XNNPACK delegate"
+    with quiet_native_output():  # LiteRT's "INFO: Created TensorFlow Lite XNNPACK delegate"
         interpreter = Interpreter(model_content=data)
     meta = task_metadata(task, input_name=INPUT_NAME, output_name=OUTPUT_NAME)
     meta.update(format=tflite_file.FORMAT, **tflite_file.io_metadata(layout, interpreter.get_input_details()[0],
@@ -68,11 +68,8 @@ def write_tflite(model, task, path, *, quantization: str | None = None, toleranc
     if quantization:
         meta["quantization"] = quantization
     data = tflite_file.embed_metadata(data, meta)
-    check = example_batch(task, 3, seed=1)
-    diff = max_difference(TFLiteModel(data), model, check)
-    if tolerance is not None and not diff <= tolerance:
-        raise ExportError(f"the .tflite and torch outputs differ by up to {diff:.3g} (> tolerance {tolerance:g}) "
-                          "on a check batch; the file was not written")
+    diff = check_against_torch(LiteRtRuntime.load(data), model, example_batch(task, 3, seed=1), tolerance=tolerance,
+                               what="LiteRT (.tflite)", path=path)
     atomic_write_bytes(path, data)
     extra = {"input": _describe_input(meta), "runs in": "LiteRT (ai-edge-litert)" + (
         ", TF Lite Micro" if quantization else "")}
@@ -81,13 +78,13 @@ def write_tflite(model, task, path, *, quantization: str | None = None, toleranc
 
 def convert(model, example, layout: str, *, int8: bool) -> bytes:
     """The .tflite flatbuffer of `model` traced at `example`'s shape (batch 1), channels last for
-    images; the converter's console output is kept out of the way (and quoted if it fails)."""
+    images. The converter's console output is kept off the terminal; when it fails, the error names
+    the layer (trace_errors.py) and quotes the converter's first error line."""
     import torch
 
-    from .native_stderr import captured_native_stderr
     from .pt2e import make_quantizer
 
-    with _litert_progress_off(), captured_native_stderr() as printed:
+    with _litert_progress_off(), quiet_native_output(ALL) as printed:  # the import's notices too
         try:
             import litert_torch
             from litert_torch.quantize.quant_config import QuantConfig
@@ -100,17 +97,13 @@ def convert(model, example, layout: str, *, int8: bool) -> bytes:
         wrapped.eval()  # an int8 GraphModule switches through torchao's train/eval (export/pt2e.py)
         config = QuantConfig(pt2e_quantizer=make_quantizer("tflite", qat=False)) if int8 else None
         try:
-            with torch.no_grad():
+            with torch.no_grad(), quiet_trace():
                 return bytes(litert_torch.convert(wrapped, (sample,), quant_config=config).model_content())
         except Exception as e:  # torch.export and the converter raise many kinds
             error = e
-    where = failing_layer(model, example) if not isinstance(model, torch.fx.GraphModule) else ""
-    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
     native = [line.strip() for line in printed.text.splitlines() if "error" in line.lower()][:1]
-    raise ExportError(f".tflite conversion failed{where}: {type(error).__name__}: {first}"
-                      + (f" ({native[0][:300]})" if native else "")
-                      + "\nWhat to try: a backbone without that layer (SmallCNN and timm's resnets convert), or "
-                        "format='onnx'") from error
+    hint = DEFAULT_HINT + ", or format='onnx'" + (f". The converter printed: {native[0][:300]}" if native else "")
+    raise export_failure(".tflite conversion", error, model, example, hint=hint) from error
 
 
 def _describe_input(meta: dict) -> str:

@@ -4,12 +4,20 @@ Anything beyond one process in fp32 goes through Lightning Fabric (``lightning_f
 mixed precision, DDP / FSDP strategies, many nodes. Fabric is imported only then: a single CPU
 process in full precision is exactly ``model.to("cpu")``, and importing ``lightning_fabric``
 (which also imports torchmetrics) costs about a second of start-up that such a run would pay for
-nothing. Both backends offer the same methods, so the loop never knows which one it has.
+nothing.
+
+`Backend` declares what the loop, the callbacks and the metrics may ask of a backend, once, with
+the reason for each member. Lightning Fabric's rule applies: every member exists on every
+backend (`PlainBackend`, `FabricBackend`), so no caller probes with ``hasattr`` / ``getattr``;
+a collective on one process is the identity (tests/test_learner_backend.py checks both
+backends against the declaration).
 """
 from __future__ import annotations
 
+import abc
 import contextlib
 import os
+from typing import Sequence
 
 import torch
 
@@ -17,11 +25,121 @@ from ..gc_pause import import_paused
 from .precision import auto_precision
 
 
-class PlainBackend:
+class Backend(abc.ABC):
+    """What a backend offers; `PlainBackend` and `FabricBackend` implement all of it.
+
+    Attributes (set by each backend's constructor):
+
+    - ``device``: the ``torch.device`` of the model and batches;
+    - ``precision``: Fabric's precision name (``"32-true"``, ``"bf16-mixed"``, ...);
+    - ``world_size``, ``global_rank``: the processes in all, and this one's index;
+    - ``is_global_zero``: whether this is the first process (it prints and writes).
+    """
+
+    device: torch.device
+    precision: str
+    world_size: int
+    global_rank: int
+    is_global_zero: bool
+
+    # --- set-up ------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def setup_module(self, model):
+        """The model, on the device (wrapped for the strategy: DDP, ...)."""
+
+    @abc.abstractmethod
+    def setup_optimizer(self, optimizer):
+        """The optimizer, as the strategy needs it."""
+
+    @abc.abstractmethod
+    def setup_dataloader(self, loader):
+        """The loader this process reads: across processes, its own shard."""
+
+    @abc.abstractmethod
+    def to_device(self, batch):
+        """A batch (tuple of tensors) on the device."""
+
+    # --- a training step ---------------------------------------------------------------------
+    @abc.abstractmethod
+    def autocast(self):
+        """The context of forward passes (mixed precision's autocast; a no-op in full precision)."""
+
+    @abc.abstractmethod
+    def backward(self, loss) -> None:
+        """``loss.backward()``, scaled where mixed precision scales the loss."""
+
+    @abc.abstractmethod
+    def no_backward_sync(self, model, skip: bool):
+        """Context of a batch that does not step (gradient accumulation): when `skip`, its gradients
+        stay local to the process (no all-reduce); a no-op in one process."""
+
+    @abc.abstractmethod
+    def clip_gradients(self, model, optimizer, max_norm: float) -> torch.Tensor:
+        """Clip the gradients' global norm to `max_norm` (unscaled first under fp16); returns the
+        norm before clipping."""
+
+    @property
+    @abc.abstractmethod
+    def grad_scaler(self):
+        """fp16 mixed precision's ``GradScaler`` (it skips steps with infinite gradients), else None."""
+
+    # --- collectives: the identity in one process --------------------------------------------
+    @abc.abstractmethod
+    def all_reduce_sum(self, *values: float) -> tuple[float, ...]:
+        """Each of `values` (host numbers) summed over all processes, in float64 (exact for counts)."""
+
+    @abc.abstractmethod
+    def all_reduce_max(self, value: float) -> float:
+        """`value` (a host number) maximized over all processes."""
+
+    @abc.abstractmethod
+    def sum_tensors(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Each tensor summed element-wise over all processes, in its own dtype (integer counts stay
+        exact), on its device: one collective per dtype, no host read. One process: the tensors
+        themselves. The inputs are not changed."""
+
+    @abc.abstractmethod
+    def broadcast_(self, tensors: Sequence[torch.Tensor], src: int = 0) -> None:
+        """Overwrite each tensor, in place, with process `src`'s (one message per dtype)."""
+
+    @abc.abstractmethod
+    def barrier(self) -> None:
+        """Every process waits here (e.g. while the first one writes a checkpoint)."""
+
+
+def _group_by_dtype(tensors: Sequence[torch.Tensor]) -> dict:
+    """{dtype: [index, ...]}: the tensors that one flat collective can carry together."""
+    groups: dict = {}
+    for i, t in enumerate(tensors):
+        groups.setdefault(t.dtype, []).append(i)
+    return groups
+
+
+def _flat_collective(tensors: Sequence[torch.Tensor], run, *, in_place: bool) -> list[torch.Tensor]:
+    """Run `run(flat)` (an in-place collective on one flat tensor) once per dtype over `tensors`;
+    the results come back in the tensors' shapes (written into them when `in_place`)."""
+    out = list(tensors)
+    for dtype, idx in _group_by_dtype(tensors).items():
+        flat = torch.cat([tensors[i].reshape(-1) for i in idx])
+        run(flat)
+        offset = 0
+        for i in idx:
+            t = tensors[i]
+            part = flat[offset:offset + t.numel()].view_as(t)
+            offset += t.numel()
+            if in_place:
+                t.copy_(part)
+            else:
+                out[i] = part
+    return out
+
+
+class PlainBackend(Backend):
     """One process, one device, full precision: no Fabric needed."""
 
     def __init__(self, device: str = "cpu"):
         self.device = torch.device(device)
+        self.precision = "32-true"
         self.is_global_zero = True
         self.world_size = 1
         self.global_rank = 0
@@ -40,22 +158,33 @@ class PlainBackend:
             return batch
         return tuple(t.to(self.device, non_blocking=True) for t in batch)
 
-    def backward(self, loss):
-        loss.backward()
-
     def autocast(self):
         return contextlib.nullcontext()
 
-    grad_scaler = None  # full precision: no loss scaling
+    def backward(self, loss) -> None:
+        loss.backward()
 
-    def all_reduce_mean(self, value: float) -> float:
-        return value
+    def no_backward_sync(self, model, skip: bool):
+        return contextlib.nullcontext()
+
+    def clip_gradients(self, model, optimizer, max_norm: float) -> torch.Tensor:
+        return torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+
+    @property
+    def grad_scaler(self):
+        return None  # full precision: no loss scaling
 
     def all_reduce_sum(self, *values: float) -> tuple[float, ...]:
         return tuple(float(v) for v in values)
 
     def all_reduce_max(self, value: float) -> float:
         return value
+
+    def sum_tensors(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        return list(tensors)
+
+    def broadcast_(self, tensors: Sequence[torch.Tensor], src: int = 0) -> None:
+        """Nothing to send in one process."""
 
     def barrier(self) -> None:
         """Nothing to wait for in one process."""
@@ -64,8 +193,11 @@ class PlainBackend:
         return f"PlainBackend({self.device})"
 
 
-class FabricBackend:
-    """Lightning Fabric: accelerator, devices, strategy and precision as Fabric understands them."""
+class FabricBackend(Backend):
+    """Lightning Fabric: accelerator, devices, strategy and precision as Fabric understands them.
+
+    ``backend.fabric`` is the ``lightning_fabric.Fabric`` itself, for a user's own loop; hotstart
+    goes through the `Backend` methods only."""
 
     def __init__(self, accelerator="auto", devices=1, strategy="auto", precision="32-true", num_nodes=1):
         Fabric = import_paused("lightning_fabric").Fabric  # hotstart/gc_pause.py
@@ -101,24 +233,24 @@ class FabricBackend:
     def to_device(self, batch):
         return self.fabric.to_device(batch)
 
-    def backward(self, loss):
-        self.fabric.backward(loss)
-
     def autocast(self):
         return self.fabric.autocast()
 
+    def backward(self, loss) -> None:
+        self.fabric.backward(loss)
+
+    def no_backward_sync(self, model, skip: bool):
+        return self.fabric.no_backward_sync(model, enabled=skip)  # Fabric's: a no-op on one device
+
+    def clip_gradients(self, model, optimizer, max_norm: float) -> torch.Tensor:
+        return self.fabric.clip_gradients(model, optimizer, max_norm=max_norm)
+
     @property
     def grad_scaler(self):
-        """The GradScaler of fp16 mixed precision (it skips steps with infinite gradients), or None."""
+        # Fabric's precision plugins: only fp16's MixedPrecision has a `scaler` (others: None)
         return getattr(self.fabric.strategy.precision, "scaler", None)
 
-    def all_reduce_mean(self, value: float) -> float:
-        if self.world_size == 1:
-            return value
-        return float(self.fabric.all_reduce(torch.tensor(value, device=self.device), reduce_op="mean"))
-
     def all_reduce_sum(self, *values: float) -> tuple[float, ...]:
-        """Sums over all processes, in float64 (exact for counts, and for sums of a few thousand losses)."""
         if self.world_size == 1:
             return tuple(float(v) for v in values)
         t = torch.tensor([float(v) for v in values], dtype=torch.float64, device=self.device)
@@ -133,14 +265,23 @@ class FabricBackend:
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         return float(t[0])
 
+    def sum_tensors(self, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        if self.world_size == 1:
+            return list(tensors)
+        import torch.distributed as dist
+
+        return _flat_collective(tensors, lambda flat: dist.all_reduce(flat, op=dist.ReduceOp.SUM), in_place=False)
+
+    def broadcast_(self, tensors: Sequence[torch.Tensor], src: int = 0) -> None:
+        if self.world_size == 1:
+            return
+        import torch.distributed as dist
+
+        _flat_collective(tensors, lambda flat: dist.broadcast(flat, src=src), in_place=True)
+
     def barrier(self) -> None:
-        """Every process waits here (e.g. while the first one writes a checkpoint)."""
         if self.world_size > 1:
             self.fabric.barrier()
-
-    def no_backward_sync(self, model, skip: bool):
-        """Gradient accumulation: no all-reduce for a batch that does not step (Fabric's context)."""
-        return self.fabric.no_backward_sync(model, enabled=skip)
 
     def __repr__(self):
         return f"FabricBackend({self.device}, precision={self.precision!r})"

@@ -10,13 +10,16 @@ from ..errors import UsageError
 
 
 def maybe_compile(model, compile, **workload):
+    """Compile `model`'s backbone in place when `compile` says so (``"auto"``: when the cache is
+    warm for `workload`); returns the `CompiledBackbone` to give the Learner (``Learner(compiled=)``),
+    or None when nothing was compiled."""
     if compile is False or compile is None:
-        return model
+        return None
     from ..compile_cache import compile_backbone, should_compile
 
     if compile == "auto":
         if not should_compile(**workload):
-            return model
+            return None
     elif compile is not True:
         raise UsageError(f"compile must be True, False or 'auto', got {compile!r}")
     return compile_backbone(model)

@@ -203,9 +203,9 @@ def set_epoch(loader: DataLoader, epoch: int, seed: int) -> None:
         loader.dataset.epoch = epoch
     if getattr(loader, "generator", None) is not None:
         loader.generator.manual_seed(derive_seed(seed, epoch))
-    shard = getattr(loader, "shard_sampler", None)  # set by `shard_loader` across processes
-    if shard is not None:
-        shard.set_epoch_seed(derive_seed(seed, epoch))
+    sampler = getattr(loader, "sampler", None)  # a loader of `shard_loader` (across processes) reads a ShardSampler
+    if isinstance(sampler, ShardSampler):
+        sampler.set_epoch_seed(derive_seed(seed, epoch))
 
 
 class ShardSampler(torch.utils.data.Sampler):
@@ -258,6 +258,4 @@ def shard_loader(loader: DataLoader, *, rank: int, world_size: int) -> DataLoade
                        drop_last=loader.drop_last and len(sampler) >= (loader.batch_size or 1),
                        num_workers=loader.num_workers, pin_memory=loader.pin_memory,
                        persistent_workers=loader.persistent_workers, generator=loader.generator)
-    loader.shard_sampler = sampler  # the learner's set_epoch reaches it through the loader it knows
-    shard.shard_sampler = sampler
-    return shard
+    return shard  # `set_epoch` reaches the sampler as ``shard.sampler`` (Fabric's wrapper copies it too)

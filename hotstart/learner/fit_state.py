@@ -4,7 +4,7 @@ Everything a fit needs to know about its own progress lives here, in one object,
 dozen loose learner attributes: the schedule, gradient accumulation, the batches per epoch, the
 optimizer steps in all and so far, the fit's seed and index, and how many batches of the first
 epoch a resumed fit has already trained on. A checkpoint stores `to_dict()` and a resume reads it
-back with `from_dict` (learner/checkpoint.py), so what is saved is exactly what the loop uses.
+back with `from_dict` (learner/checkpoint/), so what is saved is exactly what the loop uses.
 
 The learner exposes the fields that fastai's learner has (``n_epoch``, ``n_iter``, ``train_iter``,
 ``opt_step``, ``fit_index``, ``fit_seed``) as read-only properties; the state itself is

@@ -5,8 +5,10 @@ The override ladder (use the lowest rung that does what you need):
 1. ``learner.fit_one_cycle(5)`` / ``fit`` / ``fine_tune``: the usual way.
 2. ``callbacks=[...]``: react to events (see callbacks/base.py) without touching the loop, e.g.
    ``EarlyStopping(patience=2)``; cancel with `CancelBatch` / `CancelEpoch` / `CancelFit`.
-3. Subclass and override `compute_loss(pred, yb)` for a different objective, or `train_step()`
-   for a different step (two optimizers, ...; gradient accumulation is ``fit(accumulate=k)``)::
+3. Subclass and override `compute_loss(pred, yb)` for a different objective, `train_step()`
+   for a different step (two optimizers, ...; gradient accumulation is ``fit(accumulate=k)``),
+   or `valid_step()` for a different evaluation (validate, get_preds, predict and tta all make
+   their one forward call through it)::
 
        class MyLearner(Learner):
            def compute_loss(self, pred, yb):
@@ -50,7 +52,8 @@ from .schedule import one_cycle_at
 class Learner:
     def __init__(self, model, train_loader, valid_loader, loss_func, *, optimizer="adamw", metrics=None,
                  callbacks: Sequence[Callback] = (), task=None, seed: int | None = None, backend=None,
-                 progress: bool = True, model_config: dict | None = None, wd: float = 0.01, sync_bn: bool = False):
+                 progress: bool = True, model_config: dict | None = None, wd: float = 0.01, sync_bn: bool = False,
+                 compiled=None):
         from .backend import make_backend
         from .callbacks.metrics import Metrics
         from .callbacks.nan_guard import NonFiniteGuard
@@ -67,6 +70,7 @@ class Learner:
         self.model_config = model_config or {}
         self.wd = wd
         self.sync_bn = sync_bn  # across processes: BatchNorm statistics over the global batch
+        self.compiled = compiled  # the compile cache's CompiledBackbone when the backbone was compiled (compiling.py)
         self.recorder = Recorder()
         self.cbs: list[Callback] = []
         defaults = [self.recorder, Metrics(metrics, activation=None if task is None else task.activation), NonFiniteGuard()]
@@ -82,6 +86,7 @@ class Learner:
         self.n_epoch = 0
         self._setup_done = False
         self.dl = None  # the loader being read now (the set-up training or evaluation loader)
+        self.events_on = True  # False while `run_eval(events=False)` runs: `event` then calls no callback
 
     # --- callbacks --------------------------------------------------------------------------
     def add_cb(self, cb: Callback) -> "Learner":
@@ -107,6 +112,8 @@ class Learner:
                 self.remove_cb(cb)
 
     def event(self, name: str) -> None:
+        if not self.events_on:  # an evaluation without a phase (get_preds, predict, tta): no callbacks
+            return
         for cb in list(self.cbs):
             getattr(cb, name)()
 
@@ -194,7 +201,7 @@ class Learner:
         the loss scaled so that k batches of b act as one batch of k*b; the schedule counts
         optimizer steps. `checkpoint_dir` writes a checkpoint at each epoch's end (and every
         `checkpoint_every` optimizer steps); `resume` continues from the last complete checkpoint
-        in that folder (see learner/checkpoint.py): a folder that does not exist is an error
+        in that folder (see learner/checkpoint/): a folder that does not exist is an error
         unless it is also `checkpoint_dir`, and a checkpoint of another task or model is refused.
         A resume in the middle of an epoch reads that epoch's first batches again without training
         on them (the order and augmentations come from the seed, so they are the same batches).
@@ -298,7 +305,7 @@ class Learner:
         if first:
             lr, mom = fs.schedule(fs.opt_step, fs.total_steps)
             self.set_hyper(lr, mom)
-        with self._no_sync(not last):
+        with self.backend.no_backward_sync(self.model, not last):  # across processes: no all-reduce yet
             with self.backend.autocast():
                 self.pred = self.model(self.xb)
                 self.event("after_pred")
@@ -313,16 +320,16 @@ class Learner:
         self.event("after_step")
         self.opt.zero_grad(set_to_none=True)
 
-    def _no_sync(self, skip: bool):
-        """Across processes, gradients of batches that do not step stay local (no all-reduce)."""
-        no_sync = getattr(self.backend, "no_backward_sync", None)
-        return no_sync(self.model, True) if skip and no_sync is not None else contextlib.nullcontext()
-
     def valid_step(self):
+        """One evaluation batch: ``self.pred`` from ``self.xb``, then, when the batch has targets
+        (``self.yb`` is not None), ``self.loss``. Every evaluation runs it (`run_eval`: validate,
+        get_preds, predict, tta, ...), so overriding it changes them all alike; outside a
+        validation phase (``run_eval(events=False)``) its events reach no callback."""
         with self.backend.autocast():
             self.pred = self.model(self.xb)
             self.event("after_pred")
-            self.loss = self.compute_loss(self.pred, self.yb)
+            if self.yb is not None:
+                self.loss = self.compute_loss(self.pred, self.yb)
         self.event("after_loss")
 
     def compute_loss(self, pred, yb):
@@ -446,32 +453,30 @@ class Learner:
         self.model.eval()
         set_epoch(loader, epoch, seed)
         kept = []
-        if events:
+        outer, self.events_on = self.events_on, events and self.events_on
+        try:
             self.event("before_validate")
-        with torch.no_grad():
-            for self.iter, batch in enumerate(loader):
-                if torch.is_tensor(batch):  # inputs alone (a test loader)
-                    xb, yb = self.backend.to_device((batch,))[0], None
-                else:
-                    xb, yb = self.backend.to_device(batch)
-                if transform is not None:
-                    xb = transform(xb)
-                if events:
+            with torch.no_grad():
+                for self.iter, batch in enumerate(loader):
+                    if torch.is_tensor(batch):  # inputs alone (a test loader)
+                        xb, yb = self.backend.to_device((batch,))[0], None
+                    else:
+                        xb, yb = self.backend.to_device(batch)
+                    if transform is not None:
+                        xb = transform(xb)
                     self.xb, self.yb, self.pred = xb, yb, None
                     try:
                         self.event("before_batch")
-                        self.valid_step()
+                        self.valid_step()  # the one forward call of every evaluation
                     except CancelBatch:
                         pass
                     self.event("after_batch")
                     out = self.pred  # None when a callback cancelled the batch before the forward pass
-                else:
-                    with self.backend.autocast():
-                        out = self.model(xb)
-                if keep is not None and out is not None:
-                    kept.append(tuple(t.cpu() for t in keep(out.float(), xb, yb)))
-        if events:
+                    if keep is not None and out is not None:
+                        kept.append(tuple(t.cpu() for t in keep(out.float(), xb, yb)))
             self.event("after_validate")
+        finally:
+            self.events_on = outer
         return None if keep is None else tuple(torch.cat(ts) for ts in zip(*kept))
 
     def activation(self, output):
@@ -479,8 +484,8 @@ class Learner:
         return output if self.task is None else self.task.activation(output)
 
     def model_context(self):
-        """The model's run context (a compiled model points Inductor at hotstart's cache), or a no-op."""
-        return getattr(self.task_model(), "compile_context", contextlib.nullcontext)()
+        """The model's run context: a compiled backbone's (Inductor pointed at hotstart's cache), or a no-op."""
+        return contextlib.nullcontext() if self.compiled is None else self.compiled.context()
 
     def task_model(self):
         """The user's model, without the wrappers put around it (Fabric's / DDP's ``.module``,

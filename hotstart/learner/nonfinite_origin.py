@@ -4,7 +4,7 @@ non-finite, or, in backward order, whose output's gradient did.
     origin = locate_nonfinite(model, xb, yb, loss_func, epoch=3, batch=17)
     print(origin)   # "forward output of backbone.2 (Conv2d) at epoch 3, batch 17, samples [4, 9]"
 
-The non-finite guard (callbacks/nan_guard.py) calls this once, when it has found a non-finite
+The non-finite guard (callbacks/nan_guard.py, through nan_rollback.py) calls this once, when it has found a non-finite
 loss or gradient, on the batch that failed: the batch is run again with a forward hook on every
 module and a gradient hook on every module output. The normal path pays nothing, since no hook
 exists until then. ``fit(..., detect_anomaly=True)`` keeps the same hooks on every batch instead

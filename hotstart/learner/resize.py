@@ -20,8 +20,11 @@ weights and the optimizer)::
 another ``"size"``: every image task, whatever its kind) and points the learner's datasets at it,
 so the loaders encode (resize, augment) to the new size from their next batch on; the model, the
 optimizer (Adam's moments), the callbacks (EMA's average) and the seed stay. The model must accept
-the new size: convolutional backbones with global pooling (SmallCNN, timm's CNNs) do; a ViT with a
-fixed patch grid does not. `save` and `export` write the task at its current size.
+the new size: convolutional backbones with global pooling (SmallCNN, timm's CNNs) do, down to the
+size they downsample by; a ViT with a fixed patch grid does not. Both ways check each size with
+the check that `tasklearner` makes (``task.check(model)``, tasks/checks.py), before they change
+anything: ``sizes=`` checks all its sizes when the fit starts, before the first batch.
+`save` and `export` write the task at its current size.
 
 Compile cache and warmup: the any-batch rule (one cached graph serves every batch size,
 compile_cache/compile.py) does not extend to sizes. The input's height and width are static in a
@@ -34,6 +37,7 @@ for its first size.
 from __future__ import annotations
 
 from ..errors import UsageError
+from ..tasks.checks import ModelTaskMismatch
 from .callbacks.base import Callback
 
 
@@ -60,12 +64,18 @@ class ProgressiveResize(Callback):
     def size_at(self, epoch: int):
         return self.sizes[int(epoch) * len(self.sizes) // self.n_epoch]
 
+    def before_fit(self):
+        """Every size must suit the model before the first batch, not at the epoch that reaches it."""
+        shown = "sizes=[" + ", ".join(f"({h}, {w})" for h, w in self.sizes) + "]"
+        for size in self.sizes:
+            task_at_size(self.learner, size, argument=shown)
+
     def before_epoch(self):
         if self.learner.fit_state.train_only:  # lr_find's sweep: not a fit of ours
             return
         size = self.size_at(self.learner.epoch)
         if self.learner.task.to_dict().get("size") != size:
-            set_size(self.learner, size)
+            set_size(self.learner, size, check=False)  # before_fit checked it
 
     # --- checkpoints (learner/checkpoint.py restores callbacks before it compares the task) ---
     def checkpoint_state(self) -> tuple[dict, dict]:
@@ -76,21 +86,40 @@ class ProgressiveResize(Callback):
         set_size(self.learner, meta["size"])
 
 
-def set_size(learner, size) -> "object":
-    """Make `learner` encode its images at `size` (``(h, w)`` or an int) from its next batch on,
-    keeping its model, optimizer and callbacks: ``fit_one_cycle(4, 1e-2)`` at 64x64, then
-    ``set_size((128, 128))`` and ``fit_one_cycle(2, 1e-3)``. A compiled model compiles once for
-    each size it meets (the module docstring: warm every size you train at)."""
+def task_at_size(learner, size, *, argument: str):
+    """The learner's task at `size`, after the check `tasklearner` makes (``task.check(model)``):
+    a `ModelTaskMismatch` that names `argument` (the caller's words for where the size came from)
+    when the learner's model cannot take that size."""
     from ..tasks import SupervisedTask
-    from .data import TaskDataset
 
     task = learner.task
     params = None if task is None else task.to_dict()
     if params is None or "size" not in params:
-        raise UsageError(f"set_size changes an image task's size; this learner's task is "
+        raise UsageError(f"{argument} changes an image task's size; this learner's task is "
                          f"{type(task).__name__}, which has none")
     params["size"] = _as_size(size)
     new = SupervisedTask.from_dict(params)  # the task's own checks of the size
+    try:
+        new.check(learner.task_model())
+    except ModelTaskMismatch as e:
+        raise ModelTaskMismatch(f"{argument}: {e}") from e
+    return new
+
+
+def set_size(learner, size, *, check: bool = True) -> "object":
+    """Make `learner` encode its images at `size` (``(h, w)`` or an int) from its next batch on,
+    keeping its model, optimizer and callbacks: ``fit_one_cycle(4, 1e-2)`` at 64x64, then
+    ``set_size((128, 128))`` and ``fit_one_cycle(2, 1e-3)``. A size the model cannot take is
+    refused as `tasklearner` refuses it, and nothing changes (`check=False`: the caller checked).
+    A compiled model compiles once for each size it meets (the module docstring: warm every size
+    you train at)."""
+    from ..tasks import SupervisedTask
+    from .data import TaskDataset
+
+    if check:
+        new = task_at_size(learner, size, argument=f"set_size({size!r})")
+    else:
+        new = SupervisedTask.from_dict({**learner.task.to_dict(), "size": _as_size(size)})
     # the loaders the loop reads (each process's shard, Fabric's wrapper) share these datasets
     for loader in (learner.train_loader, learner.valid_loader):
         dataset = getattr(loader, "dataset", None)

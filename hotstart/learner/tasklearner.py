@@ -98,8 +98,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         num_nodes=num_nodes,
     )
     size = getattr(task.encoded_blocks()[0], "size", (64, 64))
-    model = maybe_compile(model, compile, task=task, backbone=backbone, size=size, batch_size=batch_size,
-                          device=backend.device, precision=getattr(backend, "precision", None))
+    compiled = maybe_compile(model, compile, task=task, backbone=backbone, size=size, batch_size=batch_size,
+                          device=backend.device, precision=backend.precision)
 
     train_loader = valid_loader = None
     if train is not None:
@@ -113,7 +113,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     return Learner(model, train_loader, valid_loader, task.loss_fn(), optimizer=optimizer,
                    metrics=metrics if metrics is not None else task.metrics, callbacks=user_cbs, task=task,
                    seed=seed, backend=backend, progress=progress, model_config=model_config, wd=wd,
-                   sync_bn=sync_bn)
+                   sync_bn=sync_bn, compiled=compiled)
 
 
 def _split(task, data, validdata, valid_pct, seed):

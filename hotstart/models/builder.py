@@ -37,12 +37,13 @@ def num_features(backbone: nn.Module, in_chans: int, size) -> int:
     if isinstance(n, int) and n > 0:
         return n
     from ..errors import UsageError
-    from ..tasks.checks import forward_failure, run_on_meta
+    from ..tasks.checks import RunningLayer, forward_failure, run_on_meta
 
+    running = RunningLayer()
     try:  # on meta tensors: no activation memory, and a clear error if the input does not fit
-        out, _ = run_on_meta(backbone, (1, in_chans, *size))
+        out, _ = run_on_meta(backbone, (1, in_chans, *size), running=running)
     except Exception as e:
-        raise forward_failure(e, (1, in_chans, *size), "an input of shape") from e
+        raise forward_failure(e, (1, in_chans, *size), "an input of shape", layer=running.name) from e
     if out.ndim != 2:
         raise UsageError(f"the backbone must return (batch, features); it returned shape {tuple(out.shape)}")
     return int(out.shape[1])

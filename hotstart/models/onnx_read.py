@@ -51,6 +51,7 @@ as they are; each step below exists for one reason, found by running it:
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import torch
@@ -89,10 +90,16 @@ def from_onnx(path, *, cut_at: str | None = "pool", batchnorm: str = "folded", s
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such ONNX file")
+    if path.stat().st_size == 0:  # protobuf reads it as an empty model, which later steps call "an old IR version"
+        raise OnnxReadError(f"{path}: the file is empty (0 bytes), not an ONNX model")
     try:
         model = onnx.load(str(path))
     except Exception as e:  # protobuf's DecodeError and friends
         raise OnnxReadError(f"{path}: not a readable ONNX file ({type(e).__name__}: {e})") from e
+    if not model.graph.node or model.ir_version < 1:
+        raise OnnxReadError(f"{path}: not an ONNX model (IR version {model.ir_version}, {len(model.graph.node)} "
+                            f"nodes): protobuf read it, but it holds no graph")
+    _input_shape(model, path)  # a damaged or hostile declared size fails here, before anything is allocated
     model = dequantize_qdq(model)
     fold_constants(model)
     restore_batchnorm(model, path, batchnorm, seed)  # before to_opset: the version converter drops node metadata
@@ -407,18 +414,30 @@ def _to_module(model, path, flatten: bool, pool: str | None = None):
                             f"{str(e).strip().splitlines()[0] if str(e).strip() else ''})") from e
     module = OnnxModule(graph, flatten=flatten, source=str(path), pool=pool)
     if flatten:
-        shape = _input_shape(model)
+        shape = _input_shape(model, path)
         with torch.no_grad():
             module.num_features = int(module.eval()(torch.zeros(shape)).shape[1])
     return module.train()
 
 
-def _input_shape(model) -> tuple:
-    """A concrete input shape: the graph's, with 1 for the batch and 32 for unknown sizes."""
+def _input_shape(model, path) -> tuple:
+    """A concrete input shape: the graph's, with 1 for the batch and 32 for unknown sizes. A shape
+    of more values than the model contract reads (`MAX_INPUT_VALUES`) is an `OnnxReadError` naming
+    the file and the shape: a probe of 40 GB would otherwise be allocated before failing."""
+    from ..contract.schema import MAX_INPUT_VALUES
+
     inits = {t.name for t in model.graph.initializer}
-    inp = next(i for i in model.graph.input if i.name not in inits)
+    inp = next((i for i in model.graph.input if i.name not in inits), None)
+    if inp is None:
+        raise OnnxReadError(f"{path}: the graph has no input")
     dims = [d.dim_value if d.HasField("dim_value") else 0 for d in inp.type.tensor_type.shape.dim]
-    return (1, *[d or 32 for d in dims[1:]])
+    shape = (1, *[d if d > 0 else 32 for d in dims[1:]])
+    if math.prod(shape) > MAX_INPUT_VALUES:
+        declared = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+                    for d in inp.type.tensor_type.shape.dim]
+        raise OnnxReadError(f"{path}: input {inp.name!r} declares the shape {declared}: {math.prod(shape)} values "
+                            f"per sample, more than the {MAX_INPUT_VALUES} read here (a damaged file?)")
+    return shape
 
 
 class OnnxModule(torch.nn.Module):

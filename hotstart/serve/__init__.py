@@ -19,13 +19,16 @@ How it works (after Python's multiprocessing forkserver, DaemonMode.jl and emacs
   ``sys.argv``, ``sys.path[0]``, cwd, env, tracebacks and exit codes as with ``python script.py``;
 - the client forwards its signals (Ctrl-C reaches the child as SIGINT) and exits with the child's
   status (`client`). When the server must not be used, the client says why in one line and runs
-  the script in its own process instead.
+  the script in its own process instead. If the server dies during a run, the run is stopped
+  and the client says so, with the run's pid (`run_process`).
 
 Modules: `paths` (where the socket lives), `protocol` (framing, descriptors, peer credentials),
 `checks` (may this client use this server?), `preload` (what the server imports, and whether it
-changed on disk), `forksafety` (no threads, no CUDA at fork time), `runner` (run a script or a
-module as ``python`` would), `server` (the parent), `client` (``hotstart run``, the hand-off of
-``hotstart train``), `daemon` (start in the background, ``--stop``, ``--status``).
+changed on disk), `forksafety` (no threads, no CUDA at fork time), `fresh_random` (a run's random
+generators are a new process's), `runner` (run a script or a module as ``python`` would),
+`server` (the parent), `child` (a fork becomes the client's process), `client` (``hotstart run``,
+the hand-off of ``hotstart train``), `run_process` (the client's handle on its run, for when the
+server dies), `daemon` (start in the background, ``--stop``, ``--status``).
 
 Nothing here knows the training loop; the server only knows module names to import, and runs
 hotstart's command line as ``python -m hotstart`` would.

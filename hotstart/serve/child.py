@@ -3,7 +3,9 @@
 The child takes the client's stdin / stdout / stderr (the descriptors that came over the socket),
 working folder, environment and umask; gets a session of its own (so the server's signals and
 terminal are not its, and the server can signal the run's whole process group: DataLoader workers
-and DDP ranks included); and puts back the signal dispositions a fresh Python has. Then
+and DDP ranks included); puts back the signal dispositions a fresh Python has; is sent SIGTERM
+if the server dies before the run ends; and reseeds the random generators that the server
+imported (`fresh_random`), so that runs do not share numbers. Then
 `runner` runs the script and `runner.end_process` exits with its status; the child never returns
 into the server's code.
 """
@@ -14,27 +16,31 @@ import os
 import signal
 import sys
 
-from . import runner
+from . import fresh_random, runner
 
 # set in a served child to its own pid: `client.hand_off` in this very process must not forward
 # again, while processes it starts (Fabric's other ranks) may use the server like any client
 SERVED_ENV = "HOTSTART_SERVED"
 
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
 _RESTORED_SIGNALS = (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
                      signal.SIGUSR2, signal.SIGALRM)
 
 
-def become_client_process(request: dict, fds: list[int], close_fds: list[int]) -> None:
+def become_client_process(request: dict, fds: list[int], close_fds: list[int], server_pid: int) -> None:
     """Run `request` in this (child) process and exit with the script's status; never returns."""
     status = 1
     try:
         _restore_signals()  # first: the server's wake-up descriptor is about to close
+        _end_with_server(server_pid)
         for fd in close_fds:  # the server's listening socket, wake-up pipe and other clients' sockets
             try:
                 os.close(fd)
             except OSError:
                 pass
         os.setsid()
+        fresh_random.reseed()
         _take_std_streams(fds)
         os.umask(int(request["umask"]))
         os.environ.clear()
@@ -52,6 +58,20 @@ def become_client_process(request: dict, fds: list[int], close_fds: list[int]) -
             pass
         status = 1
     runner.end_process(status)
+
+
+def _end_with_server(server_pid: int) -> None:
+    """Ask the kernel for SIGTERM when the server dies (PR_SET_PDEATHSIG), so that a run does not go
+    on as an orphan nobody waits for; the client, which loses the server too, stops the rest of the
+    run's process group and says so (`run_process`). If the server died before this, stop now."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl(PR_SET_PDEATHSIG): {os.strerror(err)}")
+    if os.getppid() != server_pid:
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _restore_signals() -> None:

@@ -18,8 +18,10 @@ import os
 import signal
 import socket
 import sys
+from pathlib import Path
 
 from . import checks, paths, protocol, runner
+from .run_process import RunProcess, stop_orphaned_run
 from .child import SERVED_ENV
 from .errors import ServeError
 
@@ -41,12 +43,14 @@ def say(msg: str) -> None:
     print(f"hotstart: {msg}", file=sys.stderr, flush=True)
 
 
-def connect() -> tuple[protocol.Channel | None, str | None, bool]:
-    """(channel, None, _) when a server of ours listens; else (None, why not, whether a socket file exists)."""
-    try:
-        path = paths.socket_path()
-    except ServeError as e:
-        return None, str(e), False
+def connect(path: Path | None = None) -> tuple[protocol.Channel | None, str | None, bool]:
+    """(channel, None, _) when a server of ours listens on `path` (the usual socket by default);
+    else (None, why not, whether a socket file exists)."""
+    if path is None:
+        try:
+            path = paths.socket_path()
+        except ServeError as e:
+            return None, str(e), False
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
@@ -59,15 +63,28 @@ def connect() -> tuple[protocol.Channel | None, str | None, bool]:
                       f"`hotstart serve` starts a new one)"), True
     except PermissionError:
         sock.close()
-        return None, f"no permission to connect to {path} (another user's server?)", True
+        return None, not_yours(path), True
     except OSError as e:
         sock.close()
         return None, f"cannot connect to {path}: {e.strerror or e}", True
     _, uid, _ = protocol.peer_credentials(sock)
     if uid != os.getuid():
         sock.close()
-        return None, f"the server on {path} runs as uid {uid}, not as you (uid {os.getuid()}): not using it", True
+        return None, f"the server on {path} runs as uid {uid}, not as you (uid {os.getuid()}): it is not yours", True
     return protocol.Channel(sock), None, True
+
+
+def not_yours(path: Path) -> str:
+    """Why the socket `path`, which we may not connect to, is not ours: who owns it, or its folder."""
+    for owned in (path, path.parent):
+        try:
+            owner = owned.stat().st_uid
+        except OSError:
+            continue
+        if owner != os.getuid():
+            return (f"{owned} belongs to uid {owner}, not to you (uid {os.getuid()}): another user's server "
+                    f"is not yours to use or stop (set HOTSTART_RUNTIME_DIR to a folder of your own)")
+    return f"no permission to connect to {path}"
 
 
 def request(kind: str, target: str, args: list[str]) -> dict:
@@ -97,11 +114,12 @@ def run_served(kind: str, target: str, args: list[str], *, quiet_if_absent: bool
             why = reply["refused"] if reply else "the server closed the connection"
             say(f"not using the server: {why}; running without it")
             return None
-        return _wait(channel)
+        return _wait(channel, RunProcess(int(reply["started"])))
 
 
-def _wait(channel: protocol.Channel) -> int:
-    """Forward our signals until the server reports the exit status."""
+def _wait(channel: protocol.Channel, run: RunProcess) -> int:
+    """Forward our signals until the server reports the exit status. If the server dies first,
+    stop the run and wait for it (`run_process`): no run outlives its client unseen."""
     def forward(signum, frame):
         try:
             channel.send({"signal": signum})
@@ -110,20 +128,28 @@ def _wait(channel: protocol.Channel) -> int:
 
     previous = {sig: signal.signal(sig, forward) for sig in FORWARD}
     try:
-        while True:
-            try:
-                msg = channel.receive()
-            except protocol.ProtocolError as e:
-                say(f"lost the server during the run: {e}")
-                return 1
-            if msg is None:
-                say("the server went away during the run; its status is unknown")
-                return 1
-            if "exit" in msg:
-                return int(msg["exit"])
+        code = _exit_status(channel)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    try:
+        return code if code is not None else stop_orphaned_run(run, say, FORWARD)
+    finally:
+        run.close()
+
+
+def _exit_status(channel: protocol.Channel) -> int | None:
+    """The run's exit status as the server reports it; None if the server went away first."""
+    while True:
+        try:
+            msg = channel.receive()
+        except (OSError, protocol.ProtocolError) as e:
+            say(f"lost the server during the run: {e}")
+            return None
+        if msg is None:
+            return None
+        if "exit" in msg:
+            return int(msg["exit"])
 
 
 def exit_like(code: int) -> int:

@@ -1,5 +1,9 @@
 """Where the server's socket lives: ``<user runtime dir>/hotstart/serve.sock``.
 
+A server that is stopping, once its runs end, moves its socket aside to ``stopping-<pid>.sock``
+in the same folder: new runs no longer find it (and a new server may take ``serve.sock``), while
+``hotstart serve --status`` and ``--stop`` still reach it there.
+
 The runtime folder is platformdirs' ``user_runtime_dir`` (``$XDG_RUNTIME_DIR``, else
 ``/tmp/runtime-$UID``), or ``$HOTSTART_RUNTIME_DIR`` (tests use a temporary one). The folder is
 created with mode 0700 and refused if another user owns it or others may write to it: a socket
@@ -15,6 +19,7 @@ from pathlib import Path
 from .errors import ServeError
 
 SOCKET_NAME = "serve.sock"
+STOPPING_PREFIX, STOPPING_SUFFIX = "stopping-", ".sock"
 LOG_NAME = "serve.log"
 # sockaddr_un.sun_path holds 108 bytes on Linux, the terminating NUL included
 MAX_SOCKET_PATH = 107
@@ -38,6 +43,22 @@ def socket_path() -> Path:
         raise ServeError(f"socket path {path} is longer than {MAX_SOCKET_PATH} bytes, the limit of a Unix "
                          f"socket address: set HOTSTART_RUNTIME_DIR to a shorter folder")
     return path
+
+
+def stopping_socket_path(folder: Path, pid: int) -> Path | None:
+    """Where stopping server `pid` moves its socket in `folder`; None if too long for a socket."""
+    path = Path(folder) / f"{STOPPING_PREFIX}{pid}{STOPPING_SUFFIX}"
+    return path if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH else None
+
+
+def stopping_socket_paths(folder: Path) -> list[Path]:
+    """The sockets in `folder` of servers that are stopping (or that died while stopping)."""
+    try:
+        found = [p for p in Path(folder).iterdir()
+                 if p.name.startswith(STOPPING_PREFIX) and p.name.endswith(STOPPING_SUFFIX)]
+    except OSError:  # no folder (no server ever ran), or not ours to read
+        return []
+    return sorted(found, key=lambda p: p.name)
 
 
 def log_path() -> Path:

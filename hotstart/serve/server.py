@@ -14,6 +14,8 @@ The server refuses a run, and the client runs the script itself, when the peer i
 (SO_PEERCRED), when `checks` finds another interpreter, library or start-up environment, or when
 a preloaded module changed on disk (then the server also stops: its code is stale). It exits
 after `idle_timeout` seconds without a run or a request, and on ``--stop`` once its runs end.
+While it waits for them it moves its socket aside (`paths.stopping_socket_path`): it takes no
+new run, a new server may start meanwhile, and ``--status`` / ``--stop`` still find it.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from . import checks, child, forksafety, memory
 from .errors import ServeError
-from .paths import ensure_private_dir
+from .paths import ensure_private_dir, stopping_socket_path, stopping_socket_paths
 from .preload import Stamps, preload
 from .protocol import Channel, ProtocolError, peer_credentials
 
@@ -100,20 +102,22 @@ class Server:
                  f"{self.preload_s:.1f} s; idle exit after {self.idle_timeout:.0f} s)")
 
     def _claim_path(self) -> None:
-        """Refuse if a live server holds the path; remove a stale socket file left by a dead one."""
+        """Refuse if a live server holds the path; remove a stale socket file left by a dead one
+        (and those that dead servers left while stopping)."""
+        for stale in stopping_socket_paths(self.path.parent):
+            try:
+                if _nobody_listens(stale):
+                    stale.unlink(missing_ok=True)
+            except OSError:  # not ours to judge or remove: leave it
+                pass
         if not os.path.lexists(self.path):
             return
         if not self.path.is_socket():
             raise ServeError(f"{self.path} exists and is not a socket: remove it or set HOTSTART_RUNTIME_DIR")
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(str(self.path))
-        except ConnectionRefusedError:
+        if _nobody_listens(self.path):
             self.log(f"removing a stale socket file {self.path} (no server listens on it)")
             os.unlink(self.path)
             return
-        finally:
-            probe.close()
         raise ServeError(f"a server already listens on {self.path} (hotstart serve --status; --stop)")
 
     # --- the loop -------------------------------------------------------------------------------
@@ -142,7 +146,21 @@ class Server:
         if not self.stopping:
             self.stopping = True
             self.log(f"stopping{f' once {len(self.runs)} run(s) end' if self.runs else ''}")
-            self._close_listener()
+            if not (self.runs and self._move_socket_aside()):
+                self._close_listener()
+
+    def _move_socket_aside(self) -> bool:
+        """Rename our socket to the stopping name: no new run finds it, --status and --stop do."""
+        aside = stopping_socket_path(self.path.parent, os.getpid())
+        try:
+            if aside is None or os.stat(self.path).st_ino != self.inode:
+                return False
+            os.rename(self.path, aside)
+        except OSError:
+            return False
+        self.log(f"moved the socket to {aside} until the runs end")
+        self.path = aside
+        return True
 
     def _close_listener(self) -> None:
         if getattr(self, "listener", None) is None:
@@ -279,12 +297,13 @@ class Server:
         sys.stdout.flush()
         sys.stderr.flush()
         others = [r.channel.fileno() for r in self.runs.values() if r.channel is not None]
+        server_pid = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: becomes the client's process and exits; never returns from here
             try:
                 request["env"] = {**request["env"], **self.env_added}
                 close = [self.listener.fileno(), self.wake_r, self.wake_w, channel.fileno(), *others]
-                child.become_client_process(request, channel.fds, close)
+                child.become_client_process(request, channel.fds, close, server_pid)
             finally:
                 os._exit(1)
         channel.sock.settimeout(None)
@@ -312,6 +331,18 @@ class Server:
                 "preload_s": self.preload_s, "preloaded": list(self.preload_names),
                 "modules": len(self.stamps.files), "served": self.served, "stopping": self.stopping,
                 "memory": memory.smaps_rollup(), "runs": runs, "identity": self.identity}
+
+
+def _nobody_listens(path: Path) -> bool:
+    """Whether `path` is a socket file that no process listens on (its server died)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except ConnectionRefusedError:
+        return True
+    finally:
+        probe.close()
+    return False
 
 
 def _note_signal(signum, frame) -> None:

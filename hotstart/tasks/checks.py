@@ -55,30 +55,36 @@ def meta_copy(model):
     return copy.deepcopy(model, memo)
 
 
-def run_on_meta(model, x_shape, *, record: bool = False):
+class RunningLayer:
+    """The named layer of a model that runs now: `watch` puts a forward pre-hook on every named
+    submodule that records its name in `name`, so that an error raised in a forward pass can
+    name the layer it came from (`forward_failure(..., layer=running.name)`)."""
+
+    def __init__(self):
+        self.name: str | None = None
+
+    def watch(self, model) -> list:
+        """Hook `model`'s named submodules; returns the hooks' handles (``handle.remove()``)."""
+        return [m.register_forward_pre_hook(lambda m, a, name=name: setattr(self, "name", name))
+                for name, m in model.named_modules() if name]
+
+
+def run_on_meta(model, x_shape, *, record: bool = False, running: RunningLayer | None = None):
     """Run a meta copy of `model` (eval mode) on a meta tensor of `x_shape`:
-    (output, [(module name, module, output shape)] when `record`). `model` itself is untouched."""
+    (output, [(module name, module, output shape)] when `record`). `model` itself is untouched.
+    `running`, when given, holds the name of the layer that ran last (the failing one after an error)."""
     import torch
 
     model = meta_copy(model).eval()
     leaves: list[tuple[str, Any, tuple]] = []
-    current = {"name": None}
+    (running or RunningLayer()).watch(model)
     if record:
         for name, m in model.named_modules():
             if name:
-                m.register_forward_pre_hook(lambda m, a, name=name: current.__setitem__("name", name))
                 m.register_forward_hook(lambda m, a, out, name=name: leaves.append((name, m, tuple(out.shape)))
                                         if hasattr(out, "shape") else None)
-    else:
-        for name, m in model.named_modules():
-            if name:
-                m.register_forward_pre_hook(lambda m, a, name=name: current.__setitem__("name", name))
-    try:
-        with torch.no_grad():
-            out = model(torch.empty(x_shape, device="meta"))
-    except Exception as e:
-        e.hotstart_layer = current["name"]  # which layer was running: the error message names it
-        raise
+    with torch.no_grad():
+        out = model(torch.empty(x_shape, device="meta"))
     return out, leaves
 
 
@@ -112,9 +118,9 @@ def _reduction(model, x_shape) -> float | None:
     return 1024 / min(last[2], last[3]) if last else None
 
 
-def forward_failure(e: Exception, x_shape, what: str) -> ModelTaskMismatch:
-    """The error to raise when a model fails on an input of `x_shape`: the layer, and what to change."""
-    layer = getattr(e, "hotstart_layer", None)
+def forward_failure(e: Exception, x_shape, what: str, *, layer: str | None = None) -> ModelTaskMismatch:
+    """The error to raise when a model fails on an input of `x_shape` in `layer` (a `RunningLayer`'s
+    name, when known): the layer, and what to change."""
     where = f" in layer {layer}" if layer else ""
     msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     hint = ""
@@ -138,11 +144,12 @@ def check_model(task, model, *, batch_size: int = 2) -> dict:
             f"the model's first convolution ({conv[0]}) takes {conv[1]} input channel(s), but {name} encodes "
             f"images with {shape[0]}: build the backbone with in_chans={shape[0]} (tasklearner does when you pass "
             f"backbone=), or set the Image block's channels to {conv[1]} (Image(channels={conv[1]}))")
+    running = RunningLayer()
     try:
-        out, leaves = run_on_meta(model, x_shape, record=len(shape) == 3)
+        out, leaves = run_on_meta(model, x_shape, record=len(shape) == 3, running=running)
     except Exception as e:
         if not meta_unsupported(e):
-            raise forward_failure(e, x_shape, f"{name}'s encoded input") from e
+            raise forward_failure(e, x_shape, f"{name}'s encoded input", layer=running.name) from e
         # the model cannot be run on meta tensors (data-dependent code, an op without a meta kernel):
         # that says nothing about the shapes, so one real forward pass on a small zero batch decides
         out = run_for_real(model, x_shape, what=f"{name}'s encoded input")
@@ -204,16 +211,14 @@ def run_for_real(model, x_shape, *, what: str):
     device = params[0].device if params else torch.device("cpu")
     dtype = next((p.dtype for p in params if p.is_floating_point()), torch.float32)
     modes = {m: m.training for m in model.modules()}
-    current = {"name": None}
-    handles = [m.register_forward_pre_hook(lambda m, a, name=name: current.__setitem__("name", name))
-               for name, m in model.named_modules() if name]
+    running = RunningLayer()
+    handles = running.watch(model)
     try:
         model.eval()
         with torch.no_grad():
             return model(torch.zeros(x_shape, device=device, dtype=dtype))
     except Exception as e:
-        e.hotstart_layer = current["name"]
-        raise forward_failure(e, x_shape, what) from e
+        raise forward_failure(e, x_shape, what, layer=running.name) from e
     finally:
         for h in handles:
             h.remove()

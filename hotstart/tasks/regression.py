@@ -42,7 +42,7 @@ class RegressionOutputs:
         if n == 1:
             return {"rmse": Denormalized(MeanSquaredError(squared=False), mean, std), "r2": R2Score()}
         rmses = {f"rmse_{i}": Denormalized(MeanSquaredError(squared=False), mean, std, output=i) for i in range(n)}
-        return {**rmses, "r2": R2Score()}
+        return {**rmses, "r2": R2Score(num_outputs=n)}
 
     def decode_output(self, output):
         """Outputs of one sample -> (values in the targets' units as numpy float32 (n,), the same as a tensor)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..blocks import Mask
+from ..contract.outputs import decode_mask
 from ..errors import UsageTypeError
 from .spatial_base import SpatialImageTask
 
@@ -63,7 +64,7 @@ class ImageSegmentation(SpatialImageTask):
     def decode_output(self, output):
         """Logits (C, H, W) of one sample -> (mask: H x W uint8 class indices, probabilities (C, H, W))."""
         probs = self.activation(output.detach().float().cpu())
-        return probs.argmax(0).numpy().astype(np.uint8), probs
+        return decode_mask(probs.numpy()), probs  # the model contract's decoding of a mask
 
     def decode_prediction(self, output, raw_input):
         """Logits at the encoded size -> (mask, probabilities) at the size of `raw_input`.

@@ -217,7 +217,7 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
         if w.compile:
             in_chans = getattr(task.encoded_blocks()[0], "channels", 3)
             # the precision the backend chose: "auto" is looked up as what it became (tasklearner)
-            key = config_key(w.backbone, in_chans, w.size, w.device, getattr(learner.backend, "precision", w.precision))
+            key = config_key(w.backbone, in_chans, w.size, w.device, learner.backend.precision)
             if key is not None:
                 record(key, workload=w.name, seconds=seconds, device=w.device, root=root)
         return WorkloadResult(w.name, "ok", seconds, key=key)

@@ -26,6 +26,7 @@ parser.add_argument("--size", type=int, default=8)
 parser.add_argument("--no-progress", action="store_true")
 parser.add_argument("--lr-find", action="store_true", help="run lr_find before the fit; report its curve")
 parser.add_argument("--ema-dir", default=None, help="then run ddp_ema.py's fits with EMA, writing into this folder")
+parser.add_argument("--metrics-dir", default=None, help="then run ddp_metrics.py's case, writing into this folder")
 args = parser.parse_args()
 out = os.path.abspath(args.out)
 written = []
@@ -81,6 +82,10 @@ emit_result({"rank": learner.backend.global_rank, "world_size": learner.backend.
                               "iters_per_epoch": learner.n_iter, "batch_size": args.batch_size,
                               "lr_find": None if found is None else {"losses": found.losses, "suggestion": found.suggestion},
                               "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+if args.metrics_dir:  # every metric over batches shared out among the processes (tests/scripts/ddp_metrics.py)
+    from ddp_metrics import write_metrics_case
+
+    write_metrics_case(learner.backend, args.metrics_dir)
 if args.ema_dir:  # EMA across processes, in the processes launched already (tests/scripts/ddp_ema.py)
     from ddp_ema import ema_case
 

@@ -12,7 +12,7 @@ accumulators, fixed-point requantization (qmath.py). One entry point::
     int hotstart_predict(const uint8_t *image, int8_t *logits);   /* returns the class index */
 
 **Input contract**: `image` is the H x W x C uint8 image already in the model's mode and size
-(hotstart/predictor.py's `resized_pixels`); the normalization and input quantization run inside,
+(the model contract's `resized_pixels`, hotstart/contract/image_input.py); the normalization and input quantization run inside,
 as a 256-entry table per channel that onnxruntime's own QuantizeLinear filled at export, so they
 are exact. The resize stays with the caller: on a microcontroller the camera or its driver
 delivers a fixed frame size, and an antialiased resize from any size would need floats and
@@ -29,7 +29,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from ..onnx import ExportError, ExportReport
+from ..report import ExportError, ExportReport
 
 __all__ = ["export_c", "onnx_to_c", "ExportError"]
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...contract.image_input import LUMINANCE
 from . import host
 
 
@@ -14,8 +15,8 @@ def validation_pixels(learner, meta: dict, limit: int | None = None) -> tuple[np
 
     Where the model's channels differ from the image's, gray is repeated to RGB (exact) and RGB
     becomes luminance (ITU-R 601-2, rounded to uint8: the C's input is uint8, so close to the
-    predictor's float luminance but not equal). onnxruntime is then fed these same pixels."""
-    from ...predictor import resized_pixels
+    contract's float luminance but not equal). onnxruntime is then fed these same pixels."""
+    from ...contract.image_input import resized_pixels
 
     ds = learner.valid_loader.dataset
     n = len(ds) if limit is None else min(len(ds), limit)
@@ -25,7 +26,7 @@ def validation_pixels(learner, meta: dict, limit: int | None = None) -> tuple[np
         if channels == 3:
             pixels = np.repeat(pixels, 3, axis=-1)
         else:
-            weights = np.array([0.299, 0.587, 0.114])
+            weights = np.array(LUMINANCE)
             pixels = np.clip(np.round(pixels[..., :3] @ weights), 0, 255).astype(np.uint8)[..., None]
     return pixels, [ds.targets[i] for i in range(n)]
 

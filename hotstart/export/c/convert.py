@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from ..onnx import ExportError
+from ..report import ExportError
 from . import emit, graph, memory
 from . import ops as O
 
@@ -46,7 +46,7 @@ class CModel:
 
 
 def hotstart_meta(model) -> dict:
-    from ...predictor import read_metadata
+    from ...contract.schema import read_metadata
 
     try:
         meta = read_metadata({p.key: p.value for p in model.metadata_props})

@@ -140,7 +140,7 @@ def header_text(program: O.Program, plan, meta: dict, guard: str) -> str:
  *   image:  HOTSTART_INPUT_HEIGHT x HOTSTART_INPUT_WIDTH x HOTSTART_INPUT_CHANNELS uint8 pixels, row by
  *           row, channels interleaved (what PIL's np.asarray(img) gives): the image already converted
  *           to the model's mode ({meta.get('image_mode', 'auto')}) and resized to its input size, as
- *           hotstart's predictor does before normalizing. The normalization ((v / 255 - mean) / std)
+ *           hotstart's runtimes do before normalizing. The normalization ((v / 255 - mean) / std)
  *           and the input quantization happen inside, through a table: exact.
  *   logits: HOTSTART_NUM_CLASSES int8 codes; the real logit is
  *           HOTSTART_OUTPUT_SCALE * (logits[i] - HOTSTART_OUTPUT_ZERO_POINT).

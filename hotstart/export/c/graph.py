@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..onnx import ExportError
+from ..report import ExportError
 from . import ops as O
 from . import qmath
 

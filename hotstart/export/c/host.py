@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..onnx import ExportError
+from ..report import ExportError
 from . import firmware
 
 
@@ -57,15 +57,16 @@ def run_host(binary, pixels: np.ndarray, n_classes: int) -> tuple[np.ndarray, np
 def onnxruntime_codes(model_bytes: bytes, pixels: np.ndarray, meta: dict, scale: float, zero_point: int) -> np.ndarray:
     """onnxruntime's int8 logits for the same images, as int8 codes (N x classes).
 
-    The images are normalized as the predictor does; onnxruntime's output is its dequantized last
-    QuantizeLinear, so ``round(out / scale) + zero_point`` recovers its int8 codes exactly.
+    The images are normalized as every runtime does (the contract's `normalize_pixels`);
+    onnxruntime's output is its dequantized last QuantizeLinear, so ``round(out / scale) +
+    zero_point`` recovers its int8 codes exactly.
     """
     import onnxruntime as ort
 
-    mean = np.asarray(meta["mean"], dtype=np.float32).reshape(1, -1, 1, 1)
-    std = np.asarray(meta["std"], dtype=np.float32).reshape(1, -1, 1, 1)
-    x = np.moveaxis(np.asarray(pixels, dtype=np.uint8), -1, 1).astype(np.float32) / np.float32(255.0)
-    x = ((x - mean) / std).astype(np.float32)
+    from ...contract.image_input import normalize_pixels
+
+    x = np.stack([normalize_pixels(np.moveaxis(p, -1, 0), p.shape[-1], meta["mean"], meta["std"])
+                  for p in np.asarray(pixels, dtype=np.uint8)]) if len(pixels) else np.zeros((0,), np.float32)
     session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
     out = np.concatenate([session.run(None, {session.get_inputs()[0].name: x[i:i + 64]})[0]
                           for i in range(0, len(x), 64)])

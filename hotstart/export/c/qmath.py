@@ -80,18 +80,19 @@ def uint8_to_int8_zero_point(zero_point: int) -> int:
 def input_tables(mean, std, scale: float, zero_point: int, dtype) -> np.ndarray:
     """For each channel, the int8 code of every pixel value 0..255 (channels x 256 int8).
 
-    The image encoding (x / 255 - mean) / std in float32, as hotstart/predictor.py computes it,
-    then onnxruntime's own QuantizeLinear (run on a one-node graph, so its rounding is used, not a
-    copy of it). A table makes the C's preprocessing a lookup: exact, and free of floats.
+    The image encoding (x / 255 - mean) / std in float32, by the model contract's own
+    `normalize_pixels` (what every runtime computes), then onnxruntime's own QuantizeLinear (run on
+    a one-node graph, so its rounding is used, not a copy of it). A table makes the C's
+    preprocessing a lookup: exact, and free of floats.
     """
-    import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    mean = np.asarray(mean, dtype=np.float32).reshape(-1, 1)
-    std = np.asarray(std, dtype=np.float32).reshape(-1, 1)
-    x = np.arange(256, dtype=np.float32).reshape(1, -1) / np.float32(255.0)
-    values = ((x - mean) / std).astype(np.float32)  # channels x 256
+    from ...contract.image_input import normalize_pixels
+
+    channels = len(mean)
+    pixels = np.broadcast_to(np.arange(256, dtype=np.uint8), (channels, 1, 256))  # C x H=1 x W=256
+    values = np.ascontiguousarray(normalize_pixels(pixels, channels, mean, std).reshape(channels, 256))
     elem = TensorProto.UINT8 if np.dtype(dtype) == np.uint8 else TensorProto.INT8
     graph = helper.make_graph(
         [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])], "input_table",

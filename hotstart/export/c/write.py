@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ...atomic import atomic_write_bytes
 from ...atomic_folder import write_folder
-from ..onnx import ExportReport
+from ..report import ExportReport
 from .convert import CModel, convert
 
 

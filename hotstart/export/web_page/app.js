@@ -6,14 +6,14 @@
 /**
  * One image -> the model's input tensor data, a Float32Array of 1 x C x H x W.
  *
- * Mirrors `encode_image` in hotstart/predictor.py (the torch-free predictor), which mirrors the
- * task's inference encoding in hotstart (Image.to_pil, ProjectiveTransforms, ImagePreprocessing).
+ * Mirrors `encode_image` in hotstart/contract/image_input.py (the model contract: the encoding every
+ * runtime and training's inference encoding use: Image.to_pil, ProjectiveTransforms, ImagePreprocessing).
  * The browser test holds the two together.
  *  1. `rgba` is the decoded image drawn over white (alpha flattened onto white, as Image.to_pil);
  *  2. task.image_mode "L": Pillow's integer luminance (R*19595 + G*38470 + B*7471 + 0x8000) >> 16;
  *     "RGB": the three channels; "auto": L when the image is grey (R = G = B), else RGB;
  *  3. each channel resized to task.size (H, W) with `resizeUint8` (torchvision's antialiased
- *     bilinear on uint8, as predictor.resize_uint8);
+ *     bilinear on uint8, as the contract's resize_uint8);
  *  4. / 255, grey repeated to 3 channels or RGB reduced to luminance 0.299 R + 0.587 G + 0.114 B
  *     to match task.channels, then (x - mean) / std.
  *
@@ -72,7 +72,7 @@ export function preprocess(rgba, width, height, task) {
 }
 
 /** One 8-bit channel, width x height -> outW x outH: the horizontal pass first, then the vertical,
- * each rounded to 8 bits; a pass whose size does not change is skipped (as predictor.resize_uint8). */
+ * each rounded to 8 bits; a pass whose size does not change is skipped (as the contract's resize_uint8). */
 export function resizeUint8(src, width, height, outW, outH) {
   let cur = src;
   if (outW !== width) {
@@ -106,7 +106,7 @@ export function resizeUint8(src, width, height, outW, outH) {
   return cur;
 }
 
-/** Triangle-filter weights in fixed point, as predictor._aa_weights (torch's uint8 kernel):
+/** Triangle-filter weights in fixed point, as the contract's resize.py (torch's uint8 kernel):
  * Pillow's float weights, scaled by the largest power of two that keeps them within int16. */
 function weights(inSize, outSize) {
   const scale = inSize / outSize;
@@ -143,11 +143,11 @@ function weights(inSize, outSize) {
 }
 
 function clip8(acc, bits) {
-  const v = Math.floor(acc / 2 ** bits); // an arithmetic shift right, as in predictor.py
+  const v = Math.floor(acc / 2 ** bits); // an arithmetic shift right, as in the contract's resize.py
   return v < 0 ? 0 : v > 255 ? 255 : v;
 }
 
-/** Model outputs -> probabilities, with the activation the task names (as the predictor does). */
+/** Model outputs -> probabilities, with the activation the task names (as the contract's outputs.py does). */
 export function activate(logits, activation) {
   const x = Array.from(logits);
   if (activation === "sigmoid") return x.map((v) => 1 / (1 + Math.exp(-v)));

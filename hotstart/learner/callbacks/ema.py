@@ -16,7 +16,7 @@ model). With `use_ema` (the default):
 ``use_ema=False`` only keeps the average (``ema.module``), for you to use or save.
 
 Checkpoints (``fit(checkpoint_dir=)``) store the average and its update count
-(`checkpoint_state` / `load_checkpoint_state`, read by learner/checkpoint.py), so a resumed fit
+(`checkpoint_state` / `load_checkpoint_state`, read by learner/checkpoint/), so a resumed fit
 averages on exactly as an uninterrupted one. lr_find's sweep (a train-only fit) leaves the
 average alone.
 
@@ -77,25 +77,10 @@ class EMA(Callback):
             return
         self.ema.update(self.learner.task_model(), step=self.updates)
         self.updates += 1
-        if getattr(self.learner.backend, "world_size", 1) > 1:
-            self._broadcast_buffers()
-
-    @torch.no_grad()
-    def _broadcast_buffers(self):
-        """Rank 0's averaged floating buffers (BatchNorm's statistics) into every process's average."""
-        import torch.distributed as dist
-
-        by_dtype: dict = {}
-        for buf in self.ema.module.buffers():
-            if buf.is_floating_point():
-                by_dtype.setdefault(buf.dtype, []).append(buf)
-        for bufs in by_dtype.values():
-            flat = torch.cat([b.reshape(-1) for b in bufs])
-            dist.broadcast(flat, src=0)
-            offset = 0
-            for b in bufs:
-                b.copy_(flat[offset:offset + b.numel()].view_as(b))
-                offset += b.numel()
+        # rank 0's averaged floating buffers (BatchNorm's statistics) into every process's average
+        # (one message per dtype; nothing in one process)
+        with torch.no_grad():
+            self.learner.backend.broadcast_([b for b in self.ema.module.buffers() if b.is_floating_point()], src=0)
 
     def before_validate(self):
         if self._fitting and self.use_ema and self.ema is not None and self.updates and not self._swapped:
@@ -128,7 +113,7 @@ class EMA(Callback):
             avg.copy_(tmp)
         self._swapped = not self._swapped
 
-    # --- checkpoints (learner/checkpoint.py) ---------------------------------------------------
+    # --- checkpoints (learner/checkpoint/) ----------------------------------------------------
     def checkpoint_state(self) -> tuple[dict, dict]:
         """(tensors, JSON) to store in a checkpoint: the averaged state dict and the update count."""
         self._make()

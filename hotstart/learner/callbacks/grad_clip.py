@@ -1,8 +1,6 @@
 """`GradientClip`: clip the global gradient norm to `max_norm` before each optimizer step."""
 from __future__ import annotations
 
-import torch
-
 from .base import Callback
 
 
@@ -13,8 +11,5 @@ class GradientClip(Callback):
         self.max_norm = float(max_norm)
 
     def after_backward(self):
-        backend = self.learner.backend
-        if hasattr(backend, "fabric"):
-            backend.fabric.clip_gradients(self.learner.model, self.learner.opt, max_norm=self.max_norm)
-        else:
-            torch.nn.utils.clip_grad_norm_(self.learner.model.parameters(), self.max_norm)
+        # the backend's: under fp16 mixed precision Fabric unscales the gradients first
+        self.learner.backend.clip_gradients(self.learner.model, self.learner.opt, self.max_norm)

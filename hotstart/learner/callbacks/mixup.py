@@ -14,10 +14,20 @@ Training batches only: validation (and `validate`, `get_preds`, `tta`) never see
 While training, the loss is timm's ``SoftTargetCrossEntropy`` on the soft targets, smoothed with
 the task's ``label_smoothing`` unless `label_smoothing=` is given. Single-label image
 classification only (`ImageClassificationSingle`): mixed targets mean nothing to other tasks, which
-get a `UsageError`. timm mixes the batch with its reverse, so it needs an even batch: an odd last
-batch is mixed without its last image, which keeps its own (smoothed) target.
+get a `UsageError`.
+
+timm mixes the batch with its reverse (image ``i`` with image ``n - 1 - i``), so it needs an even
+batch: reversed, an odd batch's middle image would be mixed with itself. An odd batch of ``n``
+images is mixed by timm as a batch of ``n + 1`` whose extra image is a copy of the second one:
+each image then has another image of the batch as its partner (the first image is paired with
+the copy of the second), and the copy's own result is dropped. No image is left unmixed, as it
+was before, when an odd batch's last image (all of a batch of one) kept its own target without a
+word. A single image has nothing to mix with: a fit whose training batches hold one image is
+refused, and a stray one-image batch is left as it is, with a warning.
 """
 from __future__ import annotations
+
+import warnings
 
 from ...errors import UsageError
 from ..rng import derive_seed, seeded_numpy_global_rng
@@ -57,8 +67,13 @@ class MixUp(Callback):
         if not isinstance(task, ImageClassificationSingle):
             raise UsageError(f"{type(self).__name__} mixes images and their class targets: it needs an "
                              f"ImageClassificationSingle task, this learner's task is {type(task).__name__}")
+        batch_size = getattr(self.learner.train_loader, "batch_size", None)
+        if batch_size == 1:
+            raise UsageError(f"{type(self).__name__} mixes each image with another image of its batch: with "
+                             f"batch_size=1 there is none, and nothing would be mixed; use batch_size=2 or more")
         smoothing = task.label_smoothing if self.label_smoothing is None else float(self.label_smoothing)
         self.mixup = Mixup(**self.options, label_smoothing=smoothing, num_classes=len(task.classes))
+        self._warned_single = False
 
     def before_train(self):
         from timm.loss import SoftTargetCrossEntropy
@@ -77,24 +92,31 @@ class MixUp(Callback):
         ln = self.learner
         if not ln.training:
             return
+        if len(ln.xb) < 2 and not self._warned_single:
+            self._warned_single = True
+            warnings.warn(f"{type(self).__name__}: a training batch of one image (epoch {ln.epoch}, batch {ln.iter}) "
+                          f"has no other image to mix with and is trained on as it is", UserWarning, stacklevel=2)
         seed = derive_seed(ln.fit_state.fit_seed, ln.epoch, ln.iter, _STREAM)
         ln.xb, ln.yb = mix_batch(self.mixup, ln.xb, ln.yb, seed)
 
 
 def mix_batch(mixup, x, y, seed: int):
     """timm's ``mixup(x, y)`` with its numpy draws from `seed` (numpy's global state untouched), on
-    a copy of `x` (timm mixes in place); an odd batch's last image is left unmixed."""
+    a copy of `x` (timm mixes in place). An odd batch is mixed as the batch plus a copy of its
+    second image, whose result is dropped, so that no image is its own partner (the module doc);
+    a batch of one image is returned as it is, with its target as timm encodes an unmixed one."""
     import torch
     from timm.data.mixup import mixup_target
 
+    n = len(x)
+    if n < 2:
+        return x, mixup_target(y, mixup.num_classes, 1.0, mixup.label_smoothing)
     x = x.clone()
-    odd = len(x) % 2
     with seeded_numpy_global_rng(seed):
-        if not odd:
+        if n % 2 == 0:
             return mixup(x, y)
-        head_x, head_y = mixup(x[:-1], y[:-1])
-    tail_y = mixup_target(y[-1:], mixup.num_classes, 1.0, mixup.label_smoothing)
-    return torch.cat([head_x, x[-1:]]), torch.cat([head_y, tail_y])
+        mixed_x, mixed_y = mixup(torch.cat([x, x[1:2]]), torch.cat([y, y[1:2]]))
+    return mixed_x[:n], mixed_y[:n]
 
 
 class CutMix(MixUp):

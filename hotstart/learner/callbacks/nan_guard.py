@@ -18,80 +18,27 @@ check in `after_validate`. On a GPU a sync per batch stalls the pipeline (the ho
 device before it can queue the next batch); nanoGPT syncs once per log interval for the same
 reason. ``check_every=1`` checks every batch before its optimizer step, as the guard did before.
 
-When a check fails, the model it leaves works (finite outputs in eval mode):
-- the model is put back to the state of the last check that passed (the guard keeps one copy of
-  the weights and buffers on the model's device, replaced at each passed check; device-to-device
-  copies, no sync). If optimizer steps were taken since, their gradients may have been bad, so
-  the optimizer, whose moments saw them, is dropped (the next fit makes a new one). With
-  ``check_every=1`` nothing stepped since: the failing batch was skipped, the optimizer is kept;
-- if that model does not work either (eval-mode outputs not finite on the batch of the last
-  passed check), training had diverged before: the model is put back to its state at the end of
-  the last epoch that validated (or at the start of the fit), which the guard keeps on the CPU,
-  and the optimizer is dropped.
-The error names the first batch whose loss was not finite (or the batch of the check that
-failed). `Learner.save` refuses a model with non-finite parameters or buffers all the same.
+When a check fails, the model it leaves works: nan_rollback.py puts it back to the last checked
+state (or, if that one does not work either, to the last epoch that validated), names the first
+layer whose output or gradient became non-finite, and raises `NonFiniteLossError`.
 
 With several processes, every process decides together: the check is one all-reduce (of the
 first bad batch's position, or nothing), at the same steps on every process (every rank runs
 the same number of training batches); in validation, whose shards may differ by a batch, once
 in `after_validate`. A NaN loss on one rank alone would otherwise stop that rank while the
 others wait forever in the next gradient all-reduce.
-
-`on_non_finite` is called once when a check fails, before the model is put back: the one place to
-plug in a diagnosis (e.g. which layer first produced the NaN).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 
-from ...errors import HotstartError, UsageError
-from ..state_copy import copy_state
+from ...errors import UsageError
 from .base import Callback
+from .nan_rollback import ModelRollback, NonFiniteLossError
 
-
-class NonFiniteLossError(HotstartError, FloatingPointError):
-    """The loss, the gradients, the buffers or the weights became NaN or infinite; fitting stopped.
-
-    The message says which state the model was put back to."""
-
-
-@dataclass
-class NonFiniteFinding:
-    """What a failed check found, as `on_non_finite` receives it."""
-    learner: object          # the learner, its model still as the failing steps left it
-    what: str                # "loss is nan", "gradients are not finite", ...
-    where: str               # "at epoch 1, training batch 2"
-    batch: object = None     # the input batch of the first bad batch (the check's own, where not kept)
-    targets: object = None   # its targets
-    index: int | None = None  # its index in the epoch
-
-
-def on_non_finite(finding: NonFiniteFinding) -> str:
-    """Called once when the guard finds a non-finite value, with the model put back to the last
-    checked state: where the NaN began (learner/nonfinite_origin.py reruns the first bad training
-    batch with hooks), kept as ``learner.nonfinite_origin`` and as a history row; returns the text
-    added to the error ("" in validation, or when nothing is found)."""
-    learner = finding.learner
-    learner.nonfinite_origin = None
-    if not learner.training or finding.batch is None:
-        return ""
-    from ..nonfinite_origin import locate_nonfinite
-
-    try:
-        origin = locate_nonfinite(learner.model, finding.batch, finding.targets, learner.compute_loss,
-                                  epoch=learner.epoch, batch=finding.index, autocast=learner.backend.autocast)
-    except Exception:  # the locator must never hide the error it is explaining
-        origin = None
-    learner.nonfinite_origin = origin
-    if origin is None:
-        return ""
-    learner.recorder.history.append({"epoch": len(learner.recorder.history), "train_loss": math.nan,
-                                     "valid_loss": math.nan, "stopped": "non-finite",
-                                     "nonfinite_origin": origin.as_dict()})
-    return f"{origin}"
+__all__ = ["NonFiniteGuard", "NonFiniteLossError"]
 
 
 def _finite_norm(tensors, device) -> torch.Tensor:
@@ -117,37 +64,13 @@ class NonFiniteGuard(Callback):
     def _reset(self):
         self._flags, self._losses, self._places = [], [], []  # per batch since the last check
         self._batches, self._bad_batch = [], None
-        self._snapshot = None  # {state-dict key: copy} of the model at the last passed check
-        self._snapshot_when, self._snapshot_step = None, 0
-        self._good = None  # (state on the CPU, "when") of a model known to have validated
-        self._checked_xb = None  # the batch of the last passed check: what `_works` tests on
+        self._rollback = None  # the states to go back to (nan_rollback.py), made at `before_fit`
         self._scale = None
 
     def _scaler(self):
         """The backend's enabled GradScaler (fp16 mixed precision), or None."""
         scaler = self.learner.backend.grad_scaler
         return scaler if scaler is not None and scaler.is_enabled() else None
-
-    # --- the states to go back to ------------------------------------------------------------
-    def _remember(self, when: str):
-        """The CPU copy to go back to when the last checked state fails too (into the same
-        tensors at every epoch's end: `copy_state`)."""
-        state = self.learner.task_model().state_dict()
-        into = self._good[0] if self._good is not None else None
-        self._good = (copy_state(state, into, device="cpu"), when)
-
-    def _take_snapshot(self, when: str):
-        """Copy the weights and buffers on their device, by state-dict key (into the same copies
-        after the first time). A model whose tensors change shape or are replaced between checks
-        (a QAT observer growing from one scale to one per channel) gets fresh copies."""
-        state = self.learner.task_model().state_dict(keep_vars=True)
-        self._snapshot = copy_state(state, self._snapshot)
-        self._snapshot_when, self._snapshot_step = when, self.learner.fit_state.opt_step
-
-    def _restore_snapshot(self):
-        """Put the copies back through `load_state_dict`, which writes into the model's current
-        tensors (and lets modules such as observers adapt their own shapes)."""
-        self.learner.task_model().load_state_dict(self._snapshot)
 
     # --- events --------------------------------------------------------------------------------
     def before_fit(self):
@@ -156,7 +79,8 @@ class NonFiniteGuard(Callback):
         # is this one, and `_stop` goes back to it (the on-device snapshot starts at that check).
         # Profiled: the second copy was most of hotstart's own time between "ready" and the first
         # batch (benchmarks/README.md, "Where the time to first epoch goes").
-        self._remember("at the start of this fit")
+        self._rollback = ModelRollback(self.learner)
+        self._rollback.remember_validated("at the start of this fit")
         scaler = self._scaler()
         self._scale = scaler.get_scale() if scaler is not None else None
 
@@ -185,14 +109,13 @@ class NonFiniteGuard(Callback):
     def after_step(self):
         if self._flags:  # no check before this step (it is not a check step)
             return
-        self._take_snapshot(self._when())
-        self._checked_xb = self.learner.xb
+        self._rollback.take_snapshot(self._when(), self.learner.xb)
 
     def after_validate(self):
         if self._flags or self._world_size() > 1:
             self._check_validation()
-        if self._good is not None:  # during a fit: this epoch validated, remember it
-            self._remember(f"at the end of epoch {self.learner.epoch}, the last one that validated")
+        if self._rollback is not None:  # during a fit: this epoch validated, remember it
+            self._rollback.remember_validated(f"at the end of epoch {self.learner.epoch}, the last one that validated")
 
     def after_fit(self):
         self._reset()
@@ -274,55 +197,7 @@ class NonFiniteGuard(Callback):
         return f"after optimizer step {fs.opt_step} (epoch {learner.epoch}, training batch {learner.iter})"
 
     def _stop(self, what: str, where: str, validation: bool = False):
-        learner = self.learner
-        restored = not validation and self._snapshot is not None
-        if restored:  # the locator reruns the first bad batch on the last checked state
-            stepped = learner.fit_state.opt_step > self._snapshot_step
-            self._restore_snapshot()
-        elif not validation and self._good is not None:  # no check passed yet: the start of the fit
-            learner.task_model().load_state_dict(self._good[0])
-        xb, yb, it = self._bad_batch if (not validation and self._bad_batch) else (learner.xb, learner.yb, learner.iter)
-        extra = on_non_finite(NonFiniteFinding(learner, what, where, xb, yb, it))
-        what = f"{what} {where}" + (f"; {extra}" if extra else "")
-        if restored:
-            if self._works():
-                if not stepped:  # the failing batch did not step: the model from before it, the optimizer kept
-                    raise NonFiniteLossError(f"{what}; fitting stopped and the model keeps its weights and buffers "
-                                             f"from before this batch. Check the data, or try a lower learning "
-                                             f"rate (lr_find).")
-                learner.opt = None  # its moments saw the steps since the last check
-                raise NonFiniteLossError(
-                    f"{what}; fitting stopped (the weights had diverged, or a batch was bad) and the model was put "
-                    f"back to its state {self._snapshot_when} (the guard's last check, every {self.check_every} "
-                    f"steps); the next fit starts with a new optimizer. Check the data, or try a lower learning "
-                    f"rate (lr_find).")
-        # The model itself is broken (outputs not finite even in eval mode): training diverged.
-        if self._good is not None:
-            good, when = self._good
-            learner.task_model().load_state_dict(good)
-            # the optimizer's state (Adam's moments) belongs to the diverged weights: the next fit
-            # starts a new one (fit rebuilds a missing optimizer)
-            learner.opt = None
-            state = (f"the model was put back to its state {when} (the one after it does not work); "
-                     f"the next fit starts with a new optimizer")
-        else:
-            state = "the model does not work (it cannot be saved): load one saved before"
-        raise NonFiniteLossError(f"{what}; training diverged, fitting stopped and {state}. "
-                                 f"Try a lower learning rate (lr_find).")
-
-    def _works(self) -> bool:
-        """Does the model, in eval mode, give finite outputs on the batch of the last passed check?
-
-        Not the failing batch: if its data is bad (a NaN pixel), any model fails on it."""
-        learner, model = self.learner, self.learner.model
-        if self._checked_xb is None:  # no check passed in this fit: the model is the one from the start
-            return False
-        was_training = model.training
-        model.eval()
-        try:
-            with torch.no_grad(), learner.backend.autocast():
-                out = model(self._checked_xb)
-        finally:
-            model.train(was_training)
-        outs = out if isinstance(out, (tuple, list)) else [out]
-        return all(bool(torch.isfinite(o).all()) for o in outs if torch.is_tensor(o))
+        """Put the model back to a state that works and raise (nan_rollback.py); outside a fit
+        (`validate`), where nothing was kept to go back to, only raise."""
+        rollback = self._rollback or ModelRollback(self.learner)
+        rollback.stop(what, where, bad_batch=self._bad_batch, validation=validation, check_every=self.check_every)

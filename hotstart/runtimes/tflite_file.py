@@ -1,13 +1,16 @@
-"""What a ``.tflite`` written by hotstart holds besides the model, and its input contract.
+"""What a ``.tflite`` written by hotstart holds besides the model, its input contract, and what
+its two runtimes share.
 
 Torch-free (numpy, flatbuffers, ai-edge-litert's schema): the LiteRT and TF Lite Micro runtimes
-(tflite_run.py) read files with it, the export (tflite.py) writes them with it.
+(litert.py, tflm.py: `TfliteRuntime` subclasses) read files with it, the export
+(hotstart/export/tflite.py) writes them with it.
 
 **Metadata.** The task travels inside the file as one entry of the flatbuffer's ``metadata`` list,
-named ``hotstart``, whose buffer is one JSON object of string values: the ONNX export's keys (see
-onnx.py) with ``format`` = ``hotstart.tflite/1``, plus the input contract below. From C++ (LiteRT)
-``interpreter->GetModel()->metadata()`` lists it; from Python, `read_metadata`. Other tools keep
-reading the file as usual: TF Lite ignores metadata entries it does not know.
+named ``hotstart``, whose buffer is one JSON object of string values: the model contract's keys
+(hotstart/contract/schema.py, which checks them) with ``format`` = ``hotstart.tflite/1``, plus the
+input contract below. From C++ (LiteRT) ``interpreter->GetModel()->metadata()`` lists it; from
+Python, `read_props`. Other tools keep reading the file as usual: TF Lite ignores metadata
+entries it does not know.
 
 **Input contract.** The file takes the task's encoded input (the same numbers as the ONNX file's
 ``input``: resized, scaled, normalized), one sample per call (``batch_size`` 1: what TF Lite Micro
@@ -29,17 +32,23 @@ quantization          int8 only: how it was quantized (post-training calibration
 ====================  ==========================================================================
 
 The scales are also the input and output tensors' own quantization parameters; the runtimes check
-that the two agree when they open a file.
+that the two agree when they open a file (`check_io`).
 """
 from __future__ import annotations
 
+import abc
 import json
 
 import numpy as np
 
-from ..errors import SavedModelError
+from ..contract.errors import MetadataError
+from ..contract.model import ContractModel, model_bytes
+from ..contract.schema import format_name, props_from_json, read_metadata
 
-FORMAT = "hotstart.tflite/1"
+__all__ = ["TfliteRuntime", "FORMAT", "read_props", "embed_metadata", "io_metadata", "check_io", "to_file_input",
+           "from_file_output"]
+
+FORMAT = format_name("tflite")
 METADATA_NAME = "hotstart"
 BUFFER_ALIGN = 16  # the TF Lite schema's ``force_align: 16`` for buffer data (kernels may load words)
 
@@ -96,26 +105,20 @@ def _name(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value or "")
 
 
-def read_metadata(model: bytes, where: str = "<model>") -> dict[str, str]:
-    """The ``hotstart`` metadata entry of a .tflite flatbuffer, as flat string props."""
+def read_props(model: bytes, where: str = "<model>") -> dict[str, str]:
+    """The ``hotstart`` metadata entry of a .tflite flatbuffer, as flat string props (their format
+    and keys are checked by the contract: `TfliteRuntime`)."""
     from ai_edge_litert import schema_py_generated as schema
 
     if len(model) < 8 or model[4:8] != b"TFL3":
-        raise SavedModelError(f"{where}: not a .tflite file (no TFL3 identifier)")
+        raise MetadataError(f"{where}: not a .tflite file (no TFL3 identifier)")
     root = schema.Model.GetRootAs(model, 0)
     for i in range(root.MetadataLength()):
         entry = root.Metadata(i)
         if _name(entry.Name()) == METADATA_NAME:
             raw = root.Buffers(entry.Buffer()).DataAsNumpy()
-            try:
-                props = json.loads(bytes(raw).decode())
-            except (ValueError, TypeError) as e:
-                raise SavedModelError(f"{where}: its hotstart metadata is not JSON ({e})") from None
-            if not isinstance(props, dict) or props.get("format") != FORMAT:
-                raise SavedModelError(f"{where}: not a .tflite written by hotstart's export (metadata format "
-                                      f"{props.get('format') if isinstance(props, dict) else None!r})")
-            return props
-    raise SavedModelError(f"{where}: not a .tflite written by hotstart's export (no {METADATA_NAME!r} metadata)")
+            return props_from_json(bytes(raw).decode("utf-8", "replace"), where, f"{METADATA_NAME!r} metadata")
+    raise MetadataError(f"{where}: not a .tflite written by hotstart's export (no {METADATA_NAME!r} metadata)")
 
 
 def io_metadata(layout: str, input_detail: dict, output_detail: dict) -> dict[str, str]:
@@ -136,20 +139,20 @@ def check_io(meta: dict, input_detail: dict, output_detail: dict, where: str) ->
     for side, d in (("input", input_detail), ("output", output_detail)):
         dtype = np.dtype(d["dtype"]).name
         if meta.get(f"{side}_dtype") != dtype:
-            raise SavedModelError(f"{where}: metadata key '{side}_dtype' is {meta.get(f'{side}_dtype')!r}, but "
+            raise MetadataError(f"{where}: metadata key '{side}_dtype' is {meta.get(f'{side}_dtype')!r}, but "
                                   f"the model's {side} is {dtype}")
         if dtype == "int8":
             scale, zero = _quantization(d)
             if not (np.isclose(scale, float(meta[f"{side}_scale"]), rtol=1e-6)
                     and zero == int(meta[f"{side}_zero_point"])):
-                raise SavedModelError(f"{where}: metadata keys '{side}_scale' / '{side}_zero_point' "
+                raise MetadataError(f"{where}: metadata keys '{side}_scale' / '{side}_zero_point' "
                                       f"({meta[f'{side}_scale']}, {meta[f'{side}_zero_point']}) differ from the "
                                       f"model's {side} quantization ({scale}, {zero})")
     shape = [int(v) for v in input_detail["shape"]]
     if meta.get("layout") == "NHWC" and "size" in meta:
         want = [1, *meta["size"], int(meta["channels"])]
         if shape != want:
-            raise SavedModelError(f"{where}: metadata says size {meta['size']} x {meta['channels']} channel(s) "
+            raise MetadataError(f"{where}: metadata says size {meta['size']} x {meta['channels']} channel(s) "
                                   f"(NHWC {want}), but the model takes {shape}")
 
 
@@ -180,3 +183,33 @@ def from_file_output(out: np.ndarray, meta: dict) -> np.ndarray:
         out = (out.astype(np.float32) - np.float32(int(meta["output_zero_point"]))) * np.float32(
             float(meta["output_scale"]))
     return out.astype(np.float32)[0]
+
+
+class TfliteRuntime(ContractModel):
+    """What the LiteRT and TF Lite Micro runtimes share: the file's metadata (read and checked by
+    the contract, then against the interpreter's tensors) and its input contract. A subclass opens
+    its interpreter in `load` and runs one file input in `invoke`; `run` takes any number of
+    encoded inputs, one call each (``batch_size`` 1: the file's own)."""
+
+    runtime = "?"  # the runtime's name, for messages
+
+    def __init__(self, meta: dict, source: str, input_detail: dict, output_detail: dict):
+        super().__init__(meta, source)
+        check_io(self.meta, input_detail, output_detail, self.source)
+        self.batch_size = int(meta.get("batch_size", 1))
+
+    @staticmethod
+    def read(source) -> tuple[str, bytes, dict]:
+        """(a name for messages, the file's bytes, its checked metadata) of `source`: a .tflite path
+        or its bytes (the export checks a file before writing it)."""
+        where, data = model_bytes(source, "a LiteRT model (.tflite)", "tflite")
+        return where, data, read_metadata(read_props(data, where), where, container="tflite")
+
+    @abc.abstractmethod
+    def invoke(self, x: np.ndarray) -> np.ndarray:
+        """One file input (as `to_file_input` makes it) -> the file's output tensor."""
+
+    def run(self, batch: np.ndarray) -> np.ndarray:
+        """Encoded inputs (N x ...) -> float32 outputs (N x ...), one sample per call."""
+        batch = np.asarray(batch, dtype=np.float32)
+        return np.stack([from_file_output(self.invoke(to_file_input(x, self.meta)), self.meta) for x in batch])

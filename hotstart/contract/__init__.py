@@ -1,0 +1,52 @@
+"""The model contract: what a saved hotstart model IS, without torch.
+
+A saved model is a contract: what an input becomes before the network, and what the network's
+output means. This package holds all of it, in numpy and pillow only (the runtimes that run a
+file load where they run it, never here), so that training, every runtime and an app that copies
+it (``hotstart export --bundle``) encode and decode alike:
+
+=================  ===============================================================================
+module             job
+=================  ===============================================================================
+schema.py          the metadata that exported files and model folders carry: versioned, read and
+                   checked key by key, and against the model's own input and output shapes
+images.py          image files and arrays: reading (EXIF), the pixel value rules (modes, 16-bit,
+                   floats), the conversion to L or RGB
+resize.py          the resize kernel (torchvision's antialiased bilinear on uint8, in numpy)
+image_input.py     the inference encoding of an image (training's ImagePreprocessing calls it)
+table_input.py     the encoding of a table row (training's TabularPreprocessing calls it)
+series_input.py    the encoding of a series (training's SeriesPreprocessing calls it)
+outputs.py         the decoding of outputs: labels, masks, points, regression values
+kinds.py           each task kind's encoder, decoder and metadata checks
+model.py           `ContractModel`: the runtime interface (metadata, raw inputs -> decoded outputs)
+report.py          printing predictions as text or (always valid) JSON
+errors.py          MetadataError, ImageInputError, InputValueError (plain ValueErrors)
+=================  ===============================================================================
+
+It imports nothing of hotstart's and uses relative imports only, so a bundle carries it as a
+folder of its own (``hotstart_contract/``) beside ``predictor.py``. hotstart's layers build on
+it: contract <- blocks <- encodings <- tasks <- learner (DESIGN.md, section 2; tests/test_import_layers.py
+holds it).
+"""
+from .errors import ImageInputError, InputValueError, MetadataError
+from .image_input import encode_image, normalize_pixels, resized_pixels
+from .images import (array_image_problem, array_to_pil, load_image, pil_image_problem, pixel_values_problem,
+                     read_image_file, to_l_or_rgb, upright)
+from .kinds import KINDS, TABLE_KINDS, check_metadata
+from .model import ContractModel, cannot_load, model_file
+from .outputs import decode_mask, points_from_unit, points_to_unit
+from .report import format_prediction, json_line, predict_paths
+from .resize import resize_uint8
+from .schema import (FORMAT, SCHEMA_VERSION, check_against_model, decode_metadata, format_name, input_shape,
+                     read_metadata)
+from .series_input import encode_series, encode_series_input
+from .table_input import TableEncoder, as_row, category_key, is_missing, row_problem
+
+__all__ = ["ImageInputError", "InputValueError", "MetadataError", "encode_image", "normalize_pixels",
+           "resized_pixels", "array_image_problem", "array_to_pil", "load_image", "pil_image_problem",
+           "pixel_values_problem", "read_image_file", "to_l_or_rgb", "upright", "KINDS", "TABLE_KINDS",
+           "check_metadata", "ContractModel", "cannot_load", "model_file", "decode_mask", "points_from_unit", "points_to_unit",
+           "format_prediction", "json_line", "predict_paths", "resize_uint8", "FORMAT", "SCHEMA_VERSION",
+           "check_against_model", "decode_metadata", "format_name", "input_shape", "read_metadata",
+           "encode_series", "encode_series_input", "TableEncoder", "as_row", "category_key", "is_missing",
+           "row_problem"]

@@ -1,0 +1,210 @@
+"""Reading a checkpoint back and resuming from it: `load_last`, `CheckpointState.restore`.
+
+A checkpoint is checked before anything of it is used: its files against their checksums (a
+file changed on disk after the write is named, and the checkpoint before it is used), then, at
+`restore`, the task first (a checkpoint of another task is named as such, whatever else
+differs), the model's keys and shapes, and the fit's length (epochs, accumulation, steps).
+"""
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+
+import torch
+
+from ...errors import SavedModelError, UsageError
+from ..fit_state import FitState
+from .layout import CHECKSUMS, FILES, FORMAT, READABLE_FORMATS, checkpointed_callbacks, checkpoints, sha256, \
+    unflatten_optimizer
+
+
+class CheckpointState:
+    """A checkpoint read back: `restore` puts it into a learner inside `fit`."""
+
+    def __init__(self, path: Path, model: dict, opt_tensors: dict, meta: dict):
+        self.path, self.model, self.opt_tensors, self.meta = path, model, opt_tensors, meta
+        self.fit = meta["fit"]  # FitState.to_dict() of the fit when it was written
+        self.fit_index = int(self.fit["fit_index"])
+        self.next_epoch = int(meta["next_epoch"])  # the epoch the resumed fit starts with
+
+    def restore(self, learner, fit_state: FitState) -> FitState:
+        """Model, optimizer, RNG and Recorder into `learner`; returns the fit's state at the
+        checkpoint (`fit_state`, the state of the fit that resumes, must describe the same fit).
+
+        What differs is named in the order that explains it: the callbacks whose state the
+        checkpoint holds, the task (another task changes the model and the step counts too),
+        the model, then the fit's length."""
+        m, saved = self.meta, self.fit
+        self._restore_callbacks(learner, before_checks=True)  # ProgressiveResize: the size the task is compared at
+        self._check_task(learner)
+        self._check_model(learner.task_model())
+        if int(saved["n_epoch"]) != fit_state.n_epoch or int(saved["accumulate"]) != fit_state.accumulate:
+            raise UsageError(f"cannot resume from {self.path}: it is a fit of {saved['n_epoch']} epochs with "
+                             f"accumulate={saved['accumulate']}, this fit has {fit_state.n_epoch} epochs with "
+                             f"accumulate={fit_state.accumulate}")
+        if int(saved["total_steps"]) != fit_state.total_steps:
+            raise UsageError(f"cannot resume from {self.path}: it has {saved['total_steps']} optimizer steps in all, "
+                             f"this fit {fit_state.total_steps} (a different batch size or dataset?)")
+        learner.task_model().load_state_dict(self.model, strict=True)
+        learner.opt.load_state_dict(unflatten_optimizer(self.opt_tensors, m["optimizer"]))
+        torch.set_rng_state(self.opt_tensors["rng.cpu"])
+        from ..rng import cuda_index
+
+        index = cuda_index(learner.device)
+        if index is not None and "rng.cuda" in self.opt_tensors:
+            torch.cuda.set_rng_state(self.opt_tensors["rng.cuda"], index)
+        self._restore_callbacks(learner, before_checks=False)
+        rec = learner.recorder
+        rec.history[:] = m["recorder"]["history"]
+        rec.losses[:] = m["recorder"]["losses"]
+        rec.lrs[:] = m["recorder"]["lrs"]
+        return FitState.from_dict(saved, fit_state.schedule)
+
+    def _restore_callbacks(self, learner, before_checks: bool) -> None:
+        """Each checkpointed callback's state into this fit's callback of the same place and class:
+        first (`before_checks`) those whose class says ``restore_before_checks = True``, whose state
+        changes what the task check compares (ProgressiveResize: the size), then the others."""
+        saved, here = self.meta.get("callbacks", []), checkpointed_callbacks(learner)
+        names = [c["class"] for c in saved], [type(cb).__name__ for cb in here]
+        if names[0] != names[1]:
+            raise UsageError(f"cannot resume from {self.path}: it holds the state of the callbacks {names[0]}, "
+                             f"this fit has {names[1]}; resume with the callbacks it was trained with")
+        for i, (entry, cb) in enumerate(zip(saved, here)):
+            if bool(getattr(cb, "restore_before_checks", False)) != before_checks:
+                continue
+            prefix = f"callback.{i}."
+            tensors = {k[len(prefix):]: v for k, v in self.opt_tensors.items() if k.startswith(prefix)}
+            cb.load_checkpoint_state(tensors, entry["state"])
+
+    def _check_task(self, learner) -> None:
+        """The checkpoint's task (classes, size, statistics, ...) must be this learner's."""
+        saved = self.meta.get("task")
+        here = None if learner.task is None else learner.task.to_dict()
+        if saved is not None and here is not None and saved != here:
+            where, a, b = _first_difference(saved, here)
+            raise UsageError(f"cannot resume from {self.path}: it was written for another task ({where}: "
+                             f"{_short(a)} in the checkpoint, {_short(b)} in this fit); resume with the task "
+                             f"it was trained with, or give this fit another checkpoint folder")
+
+    def _check_model(self, model) -> None:
+        """The checkpoint's weights must fit `model`: the same keys and shapes, named if not."""
+        want = model.state_dict()
+        missing = sorted(set(want) - set(self.model))
+        unexpected = sorted(set(self.model) - set(want))
+        shapes = [f"{k} {tuple(self.model[k].shape)} in the checkpoint, {tuple(want[k].shape)} here"
+                  for k in want if k in self.model and tuple(self.model[k].shape) != tuple(want[k].shape)]
+        if missing or unexpected or shapes:
+            parts = ([f"missing in the checkpoint: {_keys(missing)}"] if missing else []) + \
+                    ([f"not in this model: {_keys(unexpected)}"] if unexpected else []) + \
+                    ([f"other shapes: {_keys(shapes)}"] if shapes else [])
+            raise UsageError(f"cannot resume from {self.path}: it holds the weights of another model ("
+                             + "; ".join(parts) + "); resume with the model it was trained with")
+
+    def restore_epoch(self, learner) -> None:
+        """At the start of the resumed epoch (after `before_epoch` reset the running sums)."""
+        if learner.fit_state.skip_batches:
+            rec = self.meta["recorder"]
+            per_process = rec.get("processes") or []
+            if len(per_process) == learner.backend.world_size:  # this process's own sums (write.py)
+                learner.recorder.set_running_sums(per_process[learner.backend.global_rank])
+            else:  # written by another number of processes (or before "processes" was kept): the writer's
+                learner.recorder.set_running_sums(rec)
+
+
+def read_checkpoint(path) -> CheckpointState:
+    """Read one checkpoint folder; a `SavedModelError` naming the file if it is damaged or was
+    changed after it was written (its checksum differs)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load as st_load
+
+    path = Path(path)
+    try:
+        raw = {name: (path / name).read_bytes() for name in FILES}
+        has_sums = (path / CHECKSUMS).is_file()
+        if has_sums:
+            recorded = json.loads((path / CHECKSUMS).read_bytes())
+            for name, data in raw.items():
+                if recorded.get(name) != sha256(data):
+                    raise SavedModelError(f"{name} was changed after it was written (its SHA-256 is not the one in "
+                                          f"{CHECKSUMS}: damaged on disk, or overwritten)")
+        meta = json.loads(raw["state.json"])
+        if meta.get("format") not in READABLE_FORMATS:
+            raise SavedModelError(f"format {meta.get('format')!r}, expected {FORMAT!r}")
+        if meta["format"] == FORMAT and not has_sums:
+            raise SavedModelError(f"{CHECKSUMS} is missing")
+        model = st_load(raw["model.safetensors"])
+        opt_tensors = st_load(raw["optimizer.safetensors"])
+    except (OSError, ValueError, KeyError) as e:
+        raise SavedModelError(f"checkpoint {path} cannot be read: {e}") from e
+    except SafetensorError as e:  # a damaged tensor file
+        raise SavedModelError(f"checkpoint {path} cannot be read: {type(e).__name__}: {e}") from e
+    return CheckpointState(path, model, opt_tensors, meta)
+
+
+class CheckpointWarning(UserWarning):
+    """A checkpoint could not be read and an older one is used instead (the message names it)."""
+
+
+def checkpoint_to_resume(resume, checkpoint_dir=None) -> CheckpointState | None:
+    """`fit(resume=...)`'s checkpoint: the last one in `resume`. ``resume=checkpoint_dir`` means
+    "go on if a run left something there" (a missing folder is no error then); any other
+    `resume` folder must exist."""
+    same = checkpoint_dir is not None and os.path.abspath(resume) == os.path.abspath(checkpoint_dir)
+    return load_last(resume, missing_ok=same)
+
+
+def load_last(folder, *, missing_ok: bool = False) -> CheckpointState | None:
+    """The last complete, readable checkpoint in `folder`, or None when it holds none.
+
+    A folder that does not exist is a `UsageError` (a misspelled ``resume=`` path must not train
+    from scratch without a word, as fastai and Lightning users expect), unless `missing_ok`:
+    ``fit(checkpoint_dir=D, resume=D)`` means "go on from D if a run left something there", so
+    the first run of such a command starts from scratch. A newest checkpoint that cannot be read
+    (damaged on disk after it was written) is named in a `CheckpointWarning`, and the one before
+    it is used."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        if missing_ok:
+            return None
+        raise UsageError(f"resume={str(folder)!r}: no such folder; give the checkpoint_dir of the run to resume "
+                         f"(pass the same folder as checkpoint_dir to start from scratch when it holds nothing)")
+    errors = []
+    for path in reversed(checkpoints(folder)):
+        try:
+            state = read_checkpoint(path)
+        except ValueError as e:  # damaged on disk after it was written: fall back to the one before
+            errors.append(str(e))
+            continue
+        if errors:
+            warnings.warn(f"{'; '.join(errors)}; resuming from the one before, {path}", CheckpointWarning,
+                          stacklevel=2)
+        return state
+    if errors:
+        raise SavedModelError("no readable checkpoint in " + str(folder) + ": " + "; ".join(errors))
+    return None
+
+
+def _first_difference(a, b, where: str = "task"):
+    """(path, value in a, value in b) of the first place where two JSON values differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in [*a, *(k for k in b if k not in a)]:
+            if a.get(k) != b.get(k):
+                return _first_difference(a.get(k), b.get(k), f"{where}.{k}")
+    nested = lambda v: isinstance(v, (dict, list))  # noqa: E731
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and any(map(nested, a + b)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return _first_difference(x, y, f"{where}[{i}]")
+    return where, a, b
+
+
+def _short(value, limit: int = 120) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _keys(names, limit: int = 5) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
