@@ -9,7 +9,8 @@ it (``hotstart export --bundle``) encode and decode alike:
 module             job
 =================  ===============================================================================
 schema.py          the metadata that exported files and model folders carry: versioned, read and
-                   checked key by key, and against the model's own input and output shapes
+                   checked key by key (a file's own input and output keys too: layout, int8
+                   scales, batch size), and against the model's own input and output shapes
 images.py          image files and arrays: reading (EXIF), the pixel value rules (modes, 16-bit,
                    floats), the conversion to L or RGB
 resize.py          the resize kernel (torchvision's antialiased bilinear on uint8, in numpy)
@@ -33,20 +34,21 @@ from .image_input import encode_image, normalize_pixels, resized_pixels
 from .images import (array_image_problem, array_to_pil, load_image, pil_image_problem, pixel_values_problem,
                      read_image_file, to_l_or_rgb, upright)
 from .kinds import KINDS, TABLE_KINDS, check_metadata
-from .model import ContractModel, cannot_load, model_file
+from .model import ContractModel, cannot_load, model_bytes, model_file
 from .outputs import decode_mask, points_from_unit, points_to_unit
 from .report import format_prediction, json_line, predict_paths
 from .resize import resize_uint8
-from .schema import (FORMAT, SCHEMA_VERSION, check_against_model, decode_metadata, format_name, input_shape,
-                     read_metadata)
+from .schema import (FORMAT, SCHEMA_VERSION, check_against_model, check_file_io, decode_metadata, format_name,
+                     input_shape, props_from_json, read_metadata)
 from .series_input import encode_series, encode_series_input
 from .table_input import TableEncoder, as_row, category_key, is_missing, row_problem
 
 __all__ = ["ImageInputError", "InputValueError", "MetadataError", "encode_image", "normalize_pixels",
            "resized_pixels", "array_image_problem", "array_to_pil", "load_image", "pil_image_problem",
            "pixel_values_problem", "read_image_file", "to_l_or_rgb", "upright", "KINDS", "TABLE_KINDS",
-           "check_metadata", "ContractModel", "cannot_load", "model_file", "decode_mask", "points_from_unit", "points_to_unit",
+           "check_metadata", "ContractModel", "cannot_load", "model_bytes", "model_file", "decode_mask", "points_from_unit", "points_to_unit",
            "format_prediction", "json_line", "predict_paths", "resize_uint8", "FORMAT", "SCHEMA_VERSION",
-           "check_against_model", "decode_metadata", "format_name", "input_shape", "read_metadata",
+           "check_against_model", "check_file_io", "decode_metadata", "format_name", "input_shape",
+           "props_from_json", "read_metadata",
            "encode_series", "encode_series_input", "TableEncoder", "as_row", "category_key", "is_missing",
            "row_problem"]

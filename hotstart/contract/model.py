@@ -5,11 +5,12 @@
     model.predict_many(inputs, 32)   # raw inputs -> decoded outputs, 32 at a time
     model.run(batch)                 # encoded float32 inputs (N x ...) -> raw outputs: the parity step
 
-An adapter for a runtime (onnxruntime in hotstart/predictor.py; ExecuTorch, AOTInductor and eager
-torch in hotstart/runtimes/) subclasses it and implements `run` only: the encoding of inputs and
-the decoding of outputs are the contract's, the same for every runtime, so a model answers the
-same whichever runtime runs it. ``batch_size`` is None for a model that takes any batch size,
-else the one it takes (a ``.pte``); `run` takes any number of inputs either way.
+An adapter for a runtime (onnxruntime in hotstart/predictor.py; ExecuTorch, AOTInductor, LiteRT,
+TF Lite Micro, IREE and eager torch in hotstart/runtimes/) subclasses it and implements `run`
+only: the encoding of inputs and the decoding of outputs are the contract's, the same for every
+runtime, so a model answers the same whichever runtime runs it. ``batch_size`` is None for a model
+that takes any batch size, else the one it takes per call (a ``.pte``, a ``.tflite``); `run` takes
+any number of inputs either way.
 """
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """The export's self-check: does the runtime that will run the file agree with eager torch?
 
 Every export opens what it wrote with the runtime that runs it (hotstart/runtimes/: onnxruntime
-for ``.onnx``, ExecuTorch for ``.pte``, AOTInductor for ``.pt2``), runs a check batch through the
-runtime's raw `run` step and through the eager model, and fails when the largest difference
-exceeds the tolerance, before the file replaces anything at its destination. One function for
-every format, so a new runtime is checked the same way.
+for ``.onnx``, ExecuTorch for ``.pte``, AOTInductor for ``.pt2``, LiteRT for ``.tflite``, IREE for
+``.vmfb``), runs a check batch through the runtime's raw `run` step and through the eager model,
+and fails when the largest difference exceeds the tolerance, before the file replaces anything at
+its destination. One function for every format, so a new runtime is checked the same way.
 """
 from __future__ import annotations
 
