@@ -77,9 +77,8 @@ TASKS = {
 }
 # `--tta-smoke`: every contender end to end in seconds each (its numbers mean nothing)
 SMOKE_TASKS = {
-    "digits": {"workload": {"data": "digits", "n": 100, "size": 32, "epochs": 1, **TRAINING, "bs": 32}, "target": 0.2},
-    "jpegdigits": {"workload": {"data": "jpegdigits", "n": 100, "size": 32, "epochs": 1, **TRAINING, "bs": 16},
-                   "target": 0.2},
+    "digits": {"workload": {"data": "digits", "n": 100, "size": 32, "epochs": 1, **TRAINING}, "target": 0.2},
+    "jpegdigits": {"workload": {"data": "jpegdigits", "n": 100, "size": 32, "epochs": 1, **TRAINING}, "target": 0.2},
 }
 CONTENDERS = ("plain", "expert", "hotstart", "fastai", "lightning")
 REFERENCES = ("plain", "expert", "fastai", "lightning")  # the columns of ratios
@@ -239,7 +238,7 @@ def bench_tta(py, log, *, run_child, available, auto_workers, scripts, fastai_py
         task_notes = list(notes)
         hs = [r["result"] for r in result.get("hotstart", {}).get("runs", []) if r.get("result")]
         if hs:
-            chose = {k: sorted({str(h.get(k)) for h in hs}) for k in ("batch_size", "lr_max", "precision", "num_workers")}
+            chose = {k: sorted({str(h.get(k)) for h in hs}) for k in ("batch_size", "peak_lr", "precision", "num_workers")}
             task_notes.append(f"hotstart's defaults chose: {chose}; the other contenders ran at batch {workload['bs']}, "
                               f"lr_max {workload['lr']}, {workers} workers")
             if chose["batch_size"] != [str(workload["bs"])]:
@@ -256,7 +255,7 @@ def _secs(x) -> str:
 
 
 def table_lines(name: str, comp: dict) -> list[str]:
-    """Markdown: time to target with the ratios, then the profile, then the notes."""
+    """Markdown: time to target with the ratios, then the profile."""
     w, contenders = comp["workload"], comp["contenders"]
     lines = [f"\n### {name}: {w['data']} at {w['size']}x{w['size']}, {w['backbone']}, target accuracy "
              f"{comp['target']} within {w['epochs']} epochs, {comp['seeds']} seeds", "",
@@ -282,6 +281,4 @@ def table_lines(name: str, comp: dict) -> list[str]:
         ph = e.get("profile", {})
         lines.append(f"| {label} | " + " | ".join("-" if ph.get(k) is None else f"{ph[k]:.1f}" for k in PHASES)
                      + f" | {'-' if ph.get('total') is None else format(ph['total'], '.1f')} |")
-    for note in comp.get("notes", []):
-        lines.append(f"\nnote: {note}")
-    return lines
+    return lines  # the runner's table prints the notes

@@ -16,9 +16,8 @@ measures handwriting never seen in training.
 
 Each image (`size` x `size`, RGB): a background of two colours in a linear gradient of random
 direction, with a texture of two random sinusoidal gratings (amplitude 9 each) and Gaussian noise (sigma
-10); the digit, upscaled (bicubic) to 55-90 % of the image at a random place, in an ink that contrasts
-with the background: light ink on a dark background or dark on light, at random, with random hues
-(channels of [0, 95] against [160, 255]). Saved at JPEG quality 85.
+10); the digit, upscaled (bicubic) to 65-95 % of the image at a random place, in a dark ink on the
+light background, both of random hues (channels in [0, 90] and [150, 255]). Saved at JPEG quality 85.
 
 Deterministic: file i of a split draws from ``numpy.random.default_rng([seed, split, i])``, so the
 same arguments give the same bytes. Written atomically (a temporary sibling folder, then one rename),
@@ -32,6 +31,7 @@ import tempfile
 from pathlib import Path
 
 JPEG_QUALITY, SEED = 85, 0
+VERSION = 2  # of the rendering below: part of the folder's name, so a changed rendering is written anew
 SPLITS = ("train", "valid")
 
 
@@ -39,7 +39,7 @@ def jpeg_digits_path(n_train: int, n_valid: int, size: int, classes: int = 10) -
     """The folder (written on first use): `n_train` / `n_valid` files, classes in turn (file i is of
     class ``i % classes``), `size` x `size` pixels."""
     root = Path(tempfile.gettempdir()) / (f"hotstart-bench-jpegdigits-{n_train}-{n_valid}-{classes}-{size}"
-                                          f"-q{JPEG_QUALITY}-s{SEED}")
+                                          f"-q{JPEG_QUALITY}-s{SEED}-v{VERSION}")
     if root.is_dir():
         return root
     from _data import digits, split
@@ -76,8 +76,8 @@ def photo(candidates, size: int, key):
 
     rng = np.random.default_rng(key)
     digit = candidates[int(rng.integers(len(candidates)))]
-    dark, light = rng.uniform(0, 95, (2, 3)), rng.uniform(160, 255, (2, 3))
-    (bg_a, bg_b), ink = (dark, light[0]) if rng.random() < 0.5 else (light, dark[0])
+    bg_a, bg_b = rng.uniform(150, 255, (2, 3))  # light, of any hue
+    ink = rng.uniform(0, 90, 3)  # dark, of any hue
     yy, xx = np.mgrid[0:size, 0:size] / size
     angle = rng.uniform(0, 2 * np.pi)
     ramp = (np.cos(angle) * (xx - 0.5) + np.sin(angle) * (yy - 0.5) + 0.71) / 1.42  # 0..1 along a random direction
@@ -85,7 +85,7 @@ def photo(candidates, size: int, key):
     for _ in range(2):  # texture: random gratings
         f, theta, phase = rng.uniform(2, 9), rng.uniform(0, np.pi), rng.uniform(0, 2 * np.pi)
         pixels += 9 * np.sin(2 * np.pi * f * (np.cos(theta) * xx + np.sin(theta) * yy) + phase)[..., None]
-    side = int(size * rng.uniform(0.55, 0.9))
+    side = int(size * rng.uniform(0.65, 0.95))
     top, left = (int(v) for v in rng.integers(0, size - side + 1, 2))
     shape = np.asarray(digit.resize((side, side), Image.BICUBIC), dtype=np.float32) / 255.0
     mix = np.zeros((size, size, 1), np.float32)

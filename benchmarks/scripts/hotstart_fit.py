@@ -81,5 +81,5 @@ mark("fit_end")
 last = learner.history[-1]
 result(accuracy=float(last.get("accuracy", float("nan"))), train_loss=float(last["train_loss"]),
        num_workers=[learner.train_loader.num_workers, learner.valid_loader.num_workers],
-       batch_size=learner.train_loader.batch_size, lr_max=max(learner.recorder.lrs),
+       batch_size=learner.train_loader.batch_size, peak_lr=max(learner.recorder.lrs),  # the highest of any step
        precision=str(getattr(learner.backend, "precision", "32-true")))
