@@ -619,8 +619,14 @@ def main(argv=None) -> int:
         log("tta: time to accuracy, hotstart's defaults against a plain loop, an expert's loop, fastai, Lightning")
         tasks = tta.SMOKE_TASKS if args.tta_smoke else tta.TASKS
         if args.tta_tasks:
+            unknown = set(args.tta_tasks.split(",")) - set(tasks)
+            if unknown:
+                ap.error(f"--tta-tasks: unknown {sorted(unknown)}; the tasks are {', '.join(tasks)}")
             tasks = {k: tasks[k] for k in args.tta_tasks.split(",")}
         contenders = args.tta_contenders.split(",") if args.tta_contenders else tta.CONTENDERS
+        if set(contenders) - set(tta.CONTENDERS):
+            ap.error(f"--tta-contenders: unknown {sorted(set(contenders) - set(tta.CONTENDERS))}; "
+                     f"the contenders are {', '.join(tta.CONTENDERS)}")
         report["comparisons"].update(tta.bench_tta(
             py, log, run_child=run_child, available=available, auto_workers=hotstart_auto_workers, scripts=SCRIPTS,
             fastai_py=args.fastai_python, seeds=args.runs or 3, tasks=tasks, contenders=contenders))
@@ -640,7 +646,9 @@ def main(argv=None) -> int:
 
     out = Path(args.out or RESULTS / ("tta.json" if only == {"tta"} else "latest.json"))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1))
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")  # atomically: a reader never sees half a report
+    tmp.write_text(json.dumps(report, indent=1))
+    os.replace(tmp, out)
     print(f"python: {py}  versions: {report['versions']}")
     print(table(report))
     print(f"\ntotal {report['total_s']:.0f}s; JSON: {out}")
