@@ -20,7 +20,7 @@ augmentation without the flip (digits are not mirror-symmetric), written in each
 transforms; the same fixed validation images.
 
 - ``digits``: the built-in 8x8 digits at 32x32, one channel, 1,437 training and 360 validation
-  images (scripts/_data.py: `split`), loaded in memory. Budget 5 epochs, target 0.95.
+  images (scripts/_data.py: `split`), loaded in memory. Budget 5 epochs, target 0.9.
 - ``jpegdigits``: 2,500 JPEG files, 2,000 in train/ and 500 in valid/, 64x64 RGB: the digits as
   coloured, textured, noisy photographs (scripts/_jpeg_digits.py, written once under the temp dir),
   decoded every epoch, with the DataLoader workers that hotstart's ``num_workers="auto"`` chooses
@@ -31,7 +31,9 @@ with a margin for the seeds, and reached before the last epoch, so that the time
 from slow rather than only measuring the whole budget. Calibration (the plain fp32 loop, seed 0,
 2026-12-03, on a loaded machine: accuracies do not depend on the load): digits, over an 8-epoch
 cycle, 0.106, 0.315, 0.936, 0.986, 0.978 after epochs 1-5; jpegdigits at 64x64, 6 epochs, 0.144,
-0.354, 0.676, 0.906, 0.954, 0.948. At 128x128 the same folder learned far more slowly per epoch
+0.354, 0.676, 0.906, 0.954, 0.948. Then the task as set here, seed 0: digits, hotstart's defaults
+0.142, 0.838, 0.983, 0.986, 0.992 and fastai 0.095, 0.518, 0.875, 0.955, 0.958 (its bigger head
+learns more slowly: 0.95 would leave fastai no margin, hence 0.9). At 128x128 the same folder learned far more slowly per epoch
 (0.126, 0.152, 0.248 after 3 of 6 epochs) at 4x the cost of an epoch, so the folder is 64x64 (the
 lower end of the issue's 64-128 px). A first rendering with light-on-dark as well as dark-on-light
 digits stayed at 0.09-0.12 for 3 epochs at 128x128: the drawing is dark ink on a light background.
@@ -82,7 +84,7 @@ MODEL = "resnet10t"
 TRAINING = {"backbone": MODEL, "bs": 64, "lr": 1e-3, "classes": 10}
 # budgets and targets: "Tasks, budgets and targets" in the module docstring
 TASKS = {
-    "digits": {"workload": {"data": "digits", "n": 0, "size": 32, "epochs": 5, **TRAINING}, "target": 0.95},
+    "digits": {"workload": {"data": "digits", "n": 0, "size": 32, "epochs": 5, **TRAINING}, "target": 0.9},
     "jpegdigits": {"workload": {"data": "jpegdigits", "n": 2500, "size": 64, "epochs": 6, **TRAINING}, "target": 0.9},
 }
 # `--tta-smoke`: every contender end to end in seconds each (its numbers mean nothing)
