@@ -24,7 +24,7 @@ transforms; the same fixed validation images.
 - ``jpegdigits``: 2,500 JPEG files, 2,000 in train/ and 500 in valid/, 64x64 RGB: the digits as
   coloured, textured, noisy photographs (scripts/_jpeg_digits.py, written once under the temp dir),
   decoded every epoch, with the DataLoader workers that hotstart's ``num_workers="auto"`` chooses
-  for a folder on this machine (the other contenders get as many). Budget 6 epochs, target 0.9.
+  for a folder on this machine (the other contenders get as many). Budget 6 epochs, target 0.8.
 
 **Budgets and targets.** A target is an accuracy every contender reaches within the budget in fp32,
 with a margin for the seeds, and reached before the last epoch, so that the time to it tells fast
@@ -33,7 +33,10 @@ from slow rather than only measuring the whole budget. Calibration (the plain fp
 cycle, 0.106, 0.315, 0.936, 0.986, 0.978 after epochs 1-5; jpegdigits at 64x64, 6 epochs, 0.144,
 0.354, 0.676, 0.906, 0.954, 0.948. Then the task as set here, seed 0: digits, hotstart's defaults
 0.142, 0.838, 0.983, 0.986, 0.992 and fastai 0.095, 0.518, 0.875, 0.955, 0.958 (its bigger head
-learns more slowly: 0.95 would leave fastai no margin, hence 0.9). At 128x128 the same folder learned far more slowly per epoch
+learns more slowly: 0.95 would leave fastai no margin, hence 0.9); plain 0.106, 0.582, 0.972, 0.983,
+0.986; the expert 0.106, 0.630, 0.964, 0.983, 0.986. jpegdigits: hotstart 0.134, 0.248, 0.748, 0.908,
+0.960, 0.952; fastai 0.134, 0.236, 0.426, 0.700, 0.836, 0.860, hence 0.8: the others jump past it
+in epoch 4 (from 0.68-0.75 to 0.91), fastai in epoch 5, and its last epoch still has 6 points of margin. At 128x128 the same folder learned far more slowly per epoch
 (0.126, 0.152, 0.248 after 3 of 6 epochs) at 4x the cost of an epoch, so the folder is 64x64 (the
 lower end of the issue's 64-128 px). A first rendering with light-on-dark as well as dark-on-light
 digits stayed at 0.09-0.12 for 3 epochs at 128x128: the drawing is dark ink on a light background.
@@ -85,7 +88,7 @@ TRAINING = {"backbone": MODEL, "bs": 64, "lr": 1e-3, "classes": 10}
 # budgets and targets: "Tasks, budgets and targets" in the module docstring
 TASKS = {
     "digits": {"workload": {"data": "digits", "n": 0, "size": 32, "epochs": 5, **TRAINING}, "target": 0.9},
-    "jpegdigits": {"workload": {"data": "jpegdigits", "n": 2500, "size": 64, "epochs": 6, **TRAINING}, "target": 0.9},
+    "jpegdigits": {"workload": {"data": "jpegdigits", "n": 2500, "size": 64, "epochs": 6, **TRAINING}, "target": 0.8},
 }
 # `--tta-smoke`: every contender end to end in seconds each (its numbers mean nothing)
 SMOKE_TASKS = {
