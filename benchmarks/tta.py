@@ -253,7 +253,7 @@ def bench_tta(py, log, *, run_child, available, auto_workers, scripts, fastai_py
         task_notes = list(notes)
         hs = [r["result"] for r in result.get("hotstart", {}).get("runs", []) if r.get("result")]
         if hs:
-            shown = {"peak_lr": lambda v: f"{v:.3g}"}  # the highest rate of any step: lr_max, to 4 digits
+            shown = {"peak_lr": lambda v: str(v) if v is None else f"{v:.3g}"}  # the highest rate of any step
             chose = {k: sorted({shown.get(k, str)(h.get(k)) for h in hs})
                      for k in ("batch_size", "peak_lr", "precision", "num_workers")}
             task_notes.append(f"hotstart's defaults chose: {chose}; the other contenders ran at batch {workload['bs']}, "
