@@ -136,3 +136,34 @@ def test_tta_end_to_end_tiny(tmp_path, capsys):
     assert comp["contenders"]["hotstart"]["runs"][0]["result"]["precision"]  # what its defaults chose
     text = capsys.readouterr().out
     assert "| plain |" in text and "| hotstart |" in text and "start+import" in text
+
+
+def test_jpegdigits_folder_is_deterministic_and_read_alike(tmp_path, monkeypatch):
+    """The learnable folder: train/ and valid/ of the digits' own split, the same bytes on every
+    write, the same files and split for the torchvision contenders and for hotstart."""
+    import tempfile
+
+    monkeypatch.syspath_prepend(str(bench.SCRIPTS))
+    import _data
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "a"))
+    (tmp_path / "a").mkdir()
+    args = _data.parse_args(["--data=jpegdigits", "--n=25", "--size=32"])
+    root = _data.jpeg_digits_root(args)
+    assert [len(list((root / part).rglob("*.jpg"))) for part in ("train", "valid")] == [20, 5]
+    assert not [p for p in root.parent.iterdir() if p != root]  # no temporary folder left behind
+    images, labels, classes = _data.load(args)
+    train, valid = _data.train_valid(args, len(images))
+    assert (len(train), len(valid)) == (20, 5) and all("/valid/" in images.paths[i] for i in valid)
+    assert images[0].size == (32, 32) and images[0].mode == "RGB" and classes == [str(c) for c in range(10)]
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "b"))
+    (tmp_path / "b").mkdir()
+    again = _data.jpeg_digits_root(args)
+    assert again != root and all((again / p.relative_to(root)).read_bytes() == p.read_bytes() for p in root.rglob("*.jpg"))
+
+    from hotstart import datasets
+
+    data, (_, label) = datasets.ImageFolders(root)
+    assert {k: len(v) for k, v in data.splits.items()} == {"train": 20, "valid": 5}
+    assert [str(c) for c in label.classes] == classes

@@ -154,7 +154,11 @@ def jpeg_digits_root(args):
     """The jpegdigits folder of `args` (written on first use: scripts/_jpeg_digits.py)."""
     from _jpeg_digits import jpeg_digits_path
 
-    return jpeg_digits_path(*jpeg_digits_counts(args.n), args.size, args.classes)
+    def source():  # the digits' fixed split: validation files show handwriting training never saw
+        images, labels, _ = digits()
+        return (images, labels, *split(len(images)))
+
+    return jpeg_digits_path(*jpeg_digits_counts(args.n), args.size, args.classes, source)
 
 
 def jpeg_digits(args):

@@ -2,8 +2,9 @@
 8x8 digits as small colour photographs, written once as JPEG files.
 
 Why a new folder: the folder workload of `--only folder` (_data.folder_path) stays near chance
-after 3 epochs for every contender (ink and background colours drawn independently, so a digit is
-often nearly invisible), so it measures speed only. Time to accuracy needs a task that every
+after 3 epochs for every contender, so it measures speed only. (Its ink and background colours are
+drawn independently, and it scales the digits' 0-255 pixels by 1/16 before clipping to 1, which
+thickens every stroke into a blob; which of the two keeps it at chance was not measured.) Time to accuracy needs a task that every
 contender *learns* within a few epochs, yet costs what photographs cost (JPEG decode, resize,
 augmentation at 64-128 px, 3 channels).
 
@@ -35,17 +36,15 @@ VERSION = 2  # of the rendering below: part of the folder's name, so a changed r
 SPLITS = ("train", "valid")
 
 
-def jpeg_digits_path(n_train: int, n_valid: int, size: int, classes: int = 10) -> Path:
+def jpeg_digits_path(n_train: int, n_valid: int, size: int, classes: int, source) -> Path:
     """The folder (written on first use): `n_train` / `n_valid` files, classes in turn (file i is of
-    class ``i % classes``), `size` x `size` pixels."""
+    class ``i % classes``), `size` x `size` pixels. ``source()`` gives the digits to draw from, when
+    the folder must be written: (8x8 images, int labels, training indices, validation indices)."""
     root = Path(tempfile.gettempdir()) / (f"hotstart-bench-jpegdigits-{n_train}-{n_valid}-{classes}-{size}"
                                           f"-q{JPEG_QUALITY}-s{SEED}-v{VERSION}")
     if root.is_dir():
         return root
-    from _data import digits, split
-
-    images, labels, _ = digits()
-    train_idx, valid_idx = split(len(images))
+    images, labels, train_idx, valid_idx = source()
     tmp = Path(tempfile.mkdtemp(prefix=root.name + ".", dir=root.parent))
     try:
         for split_id, (name, count, pool) in enumerate((("train", n_train, train_idx), ("valid", n_valid, valid_idx))):
