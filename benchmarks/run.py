@@ -9,6 +9,7 @@
     python -m benchmarks.run --only folder --fastai-python "$FASTAIVENV/bin/python"  # fastai from a venv of its own
     python -m benchmarks.run --quick --only serve          # hotstart run / predict through hotstart serve (benchmarks/serve.py)
     python -m benchmarks.run --only timeseries             # series: hotstart vs a plain loop (benchmarks/timeseries.py)
+    python -m benchmarks.run --only tta --fastai-python "$FASTAIVENV/bin/python"  # time to accuracy (benchmarks/tta.py)
 
 How a run is measured (`run_child`): the parent notes ``time.time()`` right before it starts the
 child; the child (benchmarks/scripts/*_fit.py) prints JSON-line milestones with its own
@@ -82,13 +83,21 @@ TARGETS = {  # from the issues; checked at the end of every run
     "import_extra_s": 0.1,          # import hotstart - import torch, at most (seconds)
     "deploy_cold_ratio": 0.25,      # ONNX predictor cold start / `hotstart predict MODEL_DIR`'s, at most
     "serve_first_epoch_ratio": 0.5,  # `hotstart run` (served) time to first epoch / plain `python`'s, at most
+    "tta_over_plain": 0.6,          # hotstart's defaults: time to accuracy / the plain fp32 loop's, at most (issue 34)
+    "tta_over_fastai": 0.5,         # ... / fastai's, at most
+    "tta_over_expert": 1.1,         # ... / the expert loop's, at most
 }
 
 
 # --- one child process ---------------------------------------------------------------------------
+EPOCH_MILESTONES = ("train_start", "train_end", "epoch_end")  # one of each per epoch, with its number
+
+
 def run_child(cmd, env=None, timeout=None) -> dict:
     """Run `cmd` to its end; return wall time, peak RSS, milestones (seconds from process start),
-    per-epoch records, the child's result record, exit code and the tail of its stderr."""
+    per-epoch records (``epoch``; ``t``: its end; ``images``; where the child reports them
+    ``accuracy``, ``train_start``, ``train_end``, ``data_s``), the child's result record, exit code
+    and the tail of its stderr."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start, pc0 = time.time(), time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
@@ -105,6 +114,7 @@ def run_child(cmd, env=None, timeout=None) -> dict:
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     run = {"rc": proc.returncode, "wall_s": wall, "maxrss_mib": usage.ru_maxrss / 1024,  # Linux: KiB
            "cpu_s": usage.ru_utime + usage.ru_stime, "milestones": {}, "epochs": [], "result": None}
+    epochs = {}  # epoch number -> its record, filled by the epoch's milestones as they come
     for line in stdout.splitlines():
         if not line.startswith("{"):
             continue
@@ -114,12 +124,17 @@ def run_child(cmd, env=None, timeout=None) -> dict:
             continue
         if "milestone" in rec:
             t = rec["t"] - start
-            if rec["milestone"] == "epoch_end":
-                run["epochs"].append({"epoch": rec["epoch"], "t": t, "images": rec["images"]})
+            if rec["milestone"] in EPOCH_MILESTONES:
+                ep = epochs.setdefault(rec["epoch"], {"epoch": rec["epoch"]})
+                if rec["milestone"] == "epoch_end":
+                    ep.update(t=t, images=rec["images"], **{k: rec[k] for k in ("accuracy",) if k in rec})
+                else:
+                    ep.update({rec["milestone"]: t, **{k: rec[k] for k in ("data_s",) if k in rec}})
             else:
                 run["milestones"][rec["milestone"]] = t
         elif "result" in rec:
             run["result"] = rec["result"]
+    run["epochs"] = [epochs[k] for k in sorted(epochs) if "t" in epochs[k]]  # the epochs that ended
     if proc.returncode != 0:
         run["stderr_tail"] = stderr[-2000:]
     run.update(derived(run))
@@ -437,6 +452,11 @@ def check_targets(report) -> list[dict]:
             t["serve_first_epoch_ratio"], lambda v, x: v <= x)
         row("serve: same, median of run-by-run ratios <=", ratio("serve", label, "first_epoch_end", "paired_ratio"),
             t["serve_first_epoch_ratio"], lambda v, x: v <= x)
+    for comp in (name for name in c if name.startswith("tta_")):
+        for ref in ("plain", "fastai", "expert"):
+            for kind, how in (("ratio", "ratio of medians"), ("paired_ratio", "seed-by-seed median")):
+                row(f"{comp}: hotstart time to accuracy / {ref} ({how}) <=", ratio(comp, "hotstart", ref, kind),
+                    t[f"tta_over_{ref}"], lambda v, x: v <= x)
     return rows
 
 
@@ -451,7 +471,11 @@ def table(report) -> str:
     for name, comp in report["comparisons"].items():
         lines.append(f"\n== {name} ==  {json.dumps(comp.get('workload', ''))}  runs: {comp.get('runs_each')}")
         contenders = comp.get("contenders", {})
-        if name == "deploy":
+        if name.startswith("tta_"):
+            from .tta import table_lines
+
+            lines += table_lines(name, comp)
+        elif name == "deploy":
             from .deploy import table_lines
 
             lines += table_lines(comp)
@@ -507,7 +531,7 @@ def table(report) -> str:
 def retable(report) -> str:
     """A saved report's table, with ratios and targets recomputed by this version of the runner."""
     for name, comp in report["comparisons"].items():
-        if name not in ("warmup", "import", "deploy"):
+        if name not in ("warmup", "import", "deploy") and not name.startswith("tta_"):
             add_ratios(comp["contenders"])
         if name == "folder":
             add_bound_ratios(comp["contenders"])
@@ -523,19 +547,26 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller throughput workloads, fewer warmup runs")
     ap.add_argument("--python", default=sys.executable, help="interpreter the contenders run with")
     ap.add_argument("--fastai-python", default=None,
-                    help="interpreter of the folder workload's fastai contender (default: --python), e.g. a venv "
+                    help="interpreter of the fastai contender of the folder and tta comparisons (default: --python), e.g. a venv "
                          "made with --system-site-packages that adds fastai")
-    ap.add_argument("--out", default=str(RESULTS / "latest.json"), help="where the JSON goes")
+    ap.add_argument("--out", default=None,
+                    help="where the JSON goes (default: benchmarks/results/latest.json; tta.json for --only tta)")
     ap.add_argument("--only", default="startup,throughput,warmup,import",
                     help="comma-separated subset of: startup, throughput (or throughput_digits, "
                          "throughput_synthetic128), warmup, import, folder (not in the default set: a folder of JPEGs against "
                          "the in-memory compute bound), deploy (not in the default set: it trains, "
                          "exports and compiles a .pt2 first), serve (not in the default set: it starts a server), "
-                         "timeseries (InceptionTime on ItalyPowerDemand, hotstart vs a plain loop)")
+                         "timeseries (InceptionTime on ItalyPowerDemand, hotstart vs a plain loop), "
+                         "tta (not in the default set: time to accuracy, benchmarks/tta.py)")
     ap.add_argument("--runs", type=int, default=None, help="override the runs per contender (at least 5 advised)")
     ap.add_argument("--startup-bs", type=int, default=None,
                     help="batch size of the startup workload (also the warmup comparison's); default 16, "
                          "the FastAI.jl snippet's; 64 is tasklearner's default")
+    ap.add_argument("--tta-tasks", default=None, help="tta: comma-separated subset of its tasks (digits, jpegdigits)")
+    ap.add_argument("--tta-contenders", default=None,
+                    help="tta: comma-separated subset of plain, expert, hotstart, fastai, lightning")
+    ap.add_argument("--tta-smoke", action="store_true",
+                    help="tta: tiny tasks of 1 epoch (every contender end to end; the numbers mean nothing)")
     ap.add_argument("--table", metavar="JSON", help="print the table and targets of a saved result (runs nothing)")
     args = ap.parse_args(argv)
     if args.table:
@@ -582,6 +613,23 @@ def main(argv=None) -> int:
 
         log("timeseries: hotstart vs a plain loop, InceptionTime on ItalyPowerDemand")
         report["comparisons"]["timeseries"] = bench_timeseries(py, cfg, log, compare, add_ratios, SCRIPTS)
+    if "tta" in only:
+        from . import tta
+
+        log("tta: time to accuracy, hotstart's defaults against a plain loop, an expert's loop, fastai, Lightning")
+        tasks = tta.SMOKE_TASKS if args.tta_smoke else tta.TASKS
+        if args.tta_tasks:
+            unknown = set(args.tta_tasks.split(",")) - set(tasks)
+            if unknown:
+                ap.error(f"--tta-tasks: unknown {sorted(unknown)}; the tasks are {', '.join(tasks)}")
+            tasks = {k: tasks[k] for k in args.tta_tasks.split(",")}
+        contenders = args.tta_contenders.split(",") if args.tta_contenders else tta.CONTENDERS
+        if set(contenders) - set(tta.CONTENDERS):
+            ap.error(f"--tta-contenders: unknown {sorted(set(contenders) - set(tta.CONTENDERS))}; "
+                     f"the contenders are {', '.join(tta.CONTENDERS)}")
+        report["comparisons"].update(tta.bench_tta(
+            py, log, run_child=run_child, available=available, auto_workers=hotstart_auto_workers, scripts=SCRIPTS,
+            fastai_py=args.fastai_python, seeds=args.runs or 3, tasks=tasks, contenders=contenders))
     if "deploy" in only:
         from .deploy import bench_deploy
 
@@ -596,9 +644,11 @@ def main(argv=None) -> int:
     report["machine"]["loadavg_end"] = os.getloadavg()
     report["targets"] = check_targets(report)
 
-    out = Path(args.out)
+    out = Path(args.out or RESULTS / ("tta.json" if only == {"tta"} else "latest.json"))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1))
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")  # atomically: a reader never sees half a report
+    tmp.write_text(json.dumps(report, indent=1))
+    os.replace(tmp, out)
     print(f"python: {py}  versions: {report['versions']}")
     print(table(report))
     print(f"\ntotal {report['total_s']:.0f}s; JSON: {out}")

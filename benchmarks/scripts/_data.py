@@ -13,9 +13,13 @@ GRAY_MEAN, GRAY_STD = (0.5,), (0.25,)  # hotstart's defaults for 1-channel image
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser()
-    p.add_argument("--data", choices=["synthetic", "digits", "folder"], default="synthetic")
+    p.add_argument("--data", choices=["synthetic", "digits", "folder", "jpegdigits"], default="synthetic",
+                   help="jpegdigits: the time-to-accuracy folder (scripts/_jpeg_digits.py), --n files, 80/20 in "
+                        "train/ and valid/ folders")
     p.add_argument("--preload", action="store_true",
                    help="plain only: decode and resize every image once, train on tensors (the compute bound)")
+    p.add_argument("--expert", action="store_true",
+                   help="plain only: the expert's loop (bf16 autocast, channels_last, fused AdamW, persistent workers)")
     p.add_argument("--n", type=int, default=100, help="number of images (digits: first n, 0 = all)")
     p.add_argument("--size", type=int, default=64, help="input size (square) the model sees")
     p.add_argument("--image_size", "--image-size", type=int, default=None,
@@ -30,6 +34,10 @@ def parse_args(argv=None):
                    help="DataLoader worker processes (default: hotstart's own choice for hotstart, 0 for the others)")
     p.add_argument("--persistent", action="store_true", help="persistent_workers=True (with --workers > 0)")
     p.add_argument("--cache", default=None, help='hotstart only: tasklearner(cache=...), e.g. "resized"')
+    p.add_argument("--seed", type=int, default=0, help="the run's seed: weights, shuffling, augmentation "
+                                                       "(the train/valid split stays fixed)")
+    p.add_argument("--defaults", action="store_true",
+                   help="hotstart only: its own defaults for batch size and learning rate (--bs, --lr ignored)")
     return p.parse_args(argv)
 
 
@@ -51,7 +59,9 @@ def digits(n=0):
     from PIL import Image
 
     spec = importlib.util.find_spec("hotstart")  # locates the package without importing it
-    path = Path(spec.origin).parent / "datasets" / "data" / "digits.npz"
+    # without hotstart (fastai's own venv): this repository's copy
+    package = Path(spec.origin).parent if spec else Path(__file__).resolve().parents[2] / "hotstart"
+    path = package / "datasets" / "data" / "digits.npz"
     with np.load(path, allow_pickle=False) as npz:
         images, targets = npz["images"], npz["targets"]
     if n:
@@ -134,12 +144,59 @@ def folder(n, classes=10):
     return FolderImages(paths), labels, names
 
 
+def jpeg_digits_counts(n):
+    """(training files, validation files) of the jpegdigits folder of `n` files: 80 / 20."""
+    n_valid = max(1, n // 5)
+    return n - n_valid, n_valid
+
+
+def jpeg_digits_root(args):
+    """The jpegdigits folder of `args` (written on first use: scripts/_jpeg_digits.py)."""
+    from _jpeg_digits import jpeg_digits_path
+
+    def source():  # the digits' fixed split: validation files show handwriting training never saw
+        images, labels, _ = digits()
+        return (images, labels, *split(len(images)))
+
+    return jpeg_digits_path(*jpeg_digits_counts(args.n), args.size, args.classes, source)
+
+
+def jpeg_digits(args):
+    """(FolderImages, labels, classes) of the jpegdigits folder: its train/ files, then its valid/
+    files (`train_valid(args, n)` splits them there), each split in ImageFolder's order."""
+    root = jpeg_digits_root(args)
+    classes = sorted((p.name for p in (root / "train").iterdir() if p.is_dir()), key=lambda s: (len(s), s))
+    paths, labels = [], []
+    for part in ("train", "valid"):
+        for c in classes:
+            for f in sorted((root / part / c).glob("*.jpg")):
+                paths.append(str(f))
+                labels.append(c)
+    return FolderImages(paths), labels, classes
+
+
 def load(args):
     if args.data == "digits":
         return digits(args.n)
     if args.data == "folder":
         return folder(args.n, args.classes)
+    if args.data == "jpegdigits":
+        return jpeg_digits(args)
     return synthetic(args.n, args.image_size or args.size, args.classes)
+
+
+def train_valid(args, n):
+    """(train, valid) indices into `load(args)`'s samples: the jpegdigits folder's own train/ and
+    valid/ files, else `split(n)`. Fixed for every seed and every contender."""
+    if args.data == "jpegdigits":
+        n_train, _ = jpeg_digits_counts(args.n)
+        return list(range(n_train)), list(range(n_train, n))
+    return split(n)
+
+
+def flips(args) -> bool:
+    """Whether training flips images horizontally: not digits (a mirrored 2 is no 2)."""
+    return args.data not in ("digits", "jpegdigits")
 
 
 def split(n, valid_pct=0.2, seed=0):
@@ -166,7 +223,7 @@ def loader_kwargs(args) -> dict:
 
 def torchvision_datasets(args, images, labels, classes):
     """(train, valid) datasets for the plain and Lightning contenders: hotstart's default
-    augmentation written with ``torchvision.transforms.v2`` (crop 0.7-1.0, flip except on digits,
+    augmentation written with ``torchvision.transforms.v2`` (crop 0.7-1.0, flip except on digits (`flips`),
     rotate 10 degrees, brightness/contrast 0.2), resize-only in validation, then normalize."""
     import torch
     from torch.utils.data import Dataset
@@ -176,7 +233,7 @@ def torchvision_datasets(args, images, labels, classes):
     mean, std = (GRAY_MEAN, GRAY_STD) if gray else (IMAGENET_MEAN, IMAGENET_STD)
     size = (args.size, args.size)
     train_tf = v2.Compose([v2.PILToTensor(), v2.RandomResizedCrop(size, scale=(0.7, 1.0), antialias=True),
-                           v2.RandomHorizontalFlip(0.0 if gray else 0.5), v2.RandomRotation(10.0),
+                           v2.RandomHorizontalFlip(0.5 if flips(args) else 0.0), v2.RandomRotation(10.0),
                            v2.ColorJitter(brightness=0.2, contrast=0.2),
                            v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])
     valid_tf = v2.Compose([v2.PILToTensor(), v2.Resize(size, antialias=True),
@@ -193,5 +250,5 @@ def torchvision_datasets(args, images, labels, classes):
             j = self.idx[i]
             return self.tf(images[j]), classes.index(labels[j])
 
-    train_idx, valid_idx = split(len(images))
+    train_idx, valid_idx = train_valid(args, len(images))
     return Images(train_idx, train_tf), Images(valid_idx, valid_tf)

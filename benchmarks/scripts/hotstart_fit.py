@@ -1,4 +1,14 @@
-"""hotstart: the workload through the public API (tasklearner + fit_one_cycle)."""
+"""hotstart: the workload through the public API (tasklearner + fit_one_cycle).
+
+With `--defaults` (the time-to-accuracy benchmark, benchmarks/tta.py) hotstart picks its own batch
+size and learning rate (`--bs`, `--lr` ignored), as a user who writes ``tasklearner(task, data,
+backbone=...)`` and ``fit_one_cycle(epochs)`` gets; precision, compile and memory layout are never
+passed: they are always hotstart's defaults. The result record says what hotstart chose.
+
+Validation: the digits' fixed split (_data.train_valid, passed as `validdata`, the same images as
+every other contender), the jpegdigits folder's own valid/ files (``datasets.ImageFolders`` reads
+them), else hotstart's own split of `--seed`.
+"""
 from _milestones import EpochClock, mark, result
 import _data
 
@@ -10,23 +20,44 @@ mark("imported")
 clock = EpochClock()
 
 
-class EpochEnd(Callback):
-    def after_epoch(self):
-        clock.epoch_end(_data.images_per_epoch(len(data[0]), args.bs))
+class EpochPhases(Callback):
+    """The milestones of scripts/_milestones.py from the learner's events."""
+
+    def before_train(self):
+        clock.train_start()
+
+    def before_batch(self):
+        if self.learner.training:
+            clock.batch_start()
+
+    def after_batch(self):
+        if self.learner.training:
+            clock.batch_end()
+
+    def after_train(self):
+        clock.train_end()
+
+    def after_epoch(self):  # after the Recorder (order -10): history[-1] is this epoch
+        clock.epoch_end(images_per_epoch, self.learner.history[-1].get("accuracy"))
 
 
+validdata = None
+augment = {} if _data.flips(args) else {"flip": 0.0}  # digits: a mirrored 2 is no 2
 if args.data == "digits":
     from hotstart import datasets
 
     data, blocks = datasets.load("digits")
     if args.n:
         data = data.subset(list(range(args.n)))
-    task = ImageClassificationSingle(blocks, size=(args.size, args.size), augment={"flip": 0.0})
-elif args.data == "folder":  # JPEG files, decoded every epoch
+    train_idx, valid_idx = _data.train_valid(args, len(data[0]))
+    data, validdata = data.subset(train_idx), data.subset(valid_idx)
+    task = ImageClassificationSingle(blocks, size=(args.size, args.size), augment=augment)
+elif args.data in ("folder", "jpegdigits"):  # JPEG files, decoded every epoch
     from hotstart import datasets
 
-    data, blocks = datasets.ImageFolders(_data.folder_path(args.n, args.classes))
-    task = ImageClassificationSingle(blocks, size=(args.size, args.size))
+    root = _data.jpeg_digits_root(args) if args.data == "jpegdigits" else _data.folder_path(args.n, args.classes)
+    data, blocks = datasets.ImageFolders(root)
+    task = ImageClassificationSingle(blocks, size=(args.size, args.size), augment=augment)
 else:
     images, labels, classes = _data.synthetic(args.n, args.image_size or args.size, args.classes)
     data = (images, labels)
@@ -34,11 +65,21 @@ else:
 options = {} if args.workers is None else {"num_workers": args.workers}  # default: hotstart's own choice
 if args.cache:
     options["cache"] = args.cache
-learner = tasklearner(task, data, backbone=args.backbone, batch_size=args.bs, seed=0, progress=False,
-                      compile=args.compile, callbacks=[EpochEnd()], **options)
+if not args.defaults:
+    options["batch_size"] = args.bs
+if args.compile:
+    options["compile"] = True
+learner = tasklearner(task, data, validdata=validdata, backbone=args.backbone, seed=args.seed, progress=False,
+                      callbacks=[EpochPhases()], **options)
+images_per_epoch = len(learner.train_loader) * learner.train_loader.batch_size + len(learner.valid_loader.dataset)
 mark("ready")
-learner.fit_one_cycle(args.epochs, lr_max=args.lr)
+if args.defaults:
+    learner.fit_one_cycle(args.epochs)
+else:
+    learner.fit_one_cycle(args.epochs, lr_max=args.lr)
 mark("fit_end")
 last = learner.history[-1]
 result(accuracy=float(last.get("accuracy", float("nan"))), train_loss=float(last["train_loss"]),
-       num_workers=[learner.train_loader.num_workers, learner.valid_loader.num_workers])
+       num_workers=[learner.train_loader.num_workers, learner.valid_loader.num_workers],
+       batch_size=learner.train_loader.batch_size, peak_lr=max(learner.recorder.lrs),  # the highest of any step
+       precision=str(getattr(learner.backend, "precision", "32-true")))

@@ -8,9 +8,14 @@ brightness/contrast +-0.2), same optimizer and schedule (scripts/_plain_loop.py)
 before the "ready" milestone, to the float tensor the model sees (validation's resize +
 normalize, no augmentation); the same model, batch size, shuffling and number of batches, with
 nothing left to load but slicing tensors (in the main process: a worker would only add copies).
+
+`--expert` is the expert's loop of the time-to-accuracy benchmark (benchmarks/tta.py): this same
+script with what an expert switches on by hand (_plain_loop.Speedups): bf16 autocast, channels_last
+model and batches, fused AdamW, and persistent DataLoader workers (with `--workers` > 0: the
+workers are not started again every epoch).
 """
 from _milestones import mark, result
-from _plain_loop import fit
+from _plain_loop import PLAIN, Speedups, fit
 import _data
 
 args = _data.parse_args()
@@ -20,9 +25,11 @@ from torch.utils.data import DataLoader
 import torchvision.transforms.v2  # noqa: F401  (loaded before the "imported" milestone, as before)
 
 mark("imported")
-torch.manual_seed(0)
+torch.manual_seed(args.seed)
 images, labels, classes = _data.load(args)
 train_ds, valid_ds = _data.torchvision_datasets(args, images, labels, classes)
+if args.expert:
+    args.persistent = True
 workers = _data.loader_kwargs(args)
 if args.preload:
     from torch.utils.data import TensorDataset
@@ -39,6 +46,7 @@ if args.preload:
 train_dl = DataLoader(train_ds, batch_size=args.bs, shuffle=True, drop_last=True, **workers)
 valid_dl = DataLoader(valid_ds, batch_size=args.bs, **workers)
 model = timm.create_model(args.backbone, pretrained=False, num_classes=len(classes), in_chans=1 if args.data == "digits" else 3)
+speedups = Speedups(bf16=True, channels_last=True, fused_adamw=True) if args.expert else PLAIN
 accuracy, train_loss = fit(model, train_dl, valid_dl, epochs=args.epochs, lr=args.lr,
-                           images_per_epoch=len(train_dl) * args.bs + len(valid_ds))
-result(accuracy=accuracy, train_loss=train_loss)
+                           images_per_epoch=len(train_dl) * args.bs + len(valid_ds), speedups=speedups)
+result(accuracy=accuracy, train_loss=train_loss, expert=args.expert)
