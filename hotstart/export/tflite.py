@@ -35,7 +35,7 @@ from ..runtimes.native_output import ALL, quiet_native_output
 from .metadata import task_metadata
 from .onnx import INPUT_NAME, OUTPUT_NAME, eval_copy, example_batch
 from .parity import check_against_torch
-from .report import ExportError, ExportReport
+from .report import ExportReport
 from .trace_errors import DEFAULT_HINT, export_failure, quiet_trace
 
 

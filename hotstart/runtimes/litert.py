@@ -22,8 +22,6 @@ __all__ = ["LiteRtRuntime"]
 class LiteRtRuntime(TfliteRuntime):
     """A loaded LiteRT interpreter and the file's metadata."""
 
-    runtime = "litert"
-
     def __init__(self, interpreter, meta: dict, source: str):
         self.interpreter = interpreter
         self.input, self.output = interpreter.get_input_details()[0], interpreter.get_output_details()[0]

@@ -140,20 +140,20 @@ def check_io(meta: dict, input_detail: dict, output_detail: dict, where: str) ->
         dtype = np.dtype(d["dtype"]).name
         if meta.get(f"{side}_dtype") != dtype:
             raise MetadataError(f"{where}: metadata key '{side}_dtype' is {meta.get(f'{side}_dtype')!r}, but "
-                                  f"the model's {side} is {dtype}")
+                                f"the model's {side} is {dtype}")
         if dtype == "int8":
             scale, zero = _quantization(d)
             if not (np.isclose(scale, float(meta[f"{side}_scale"]), rtol=1e-6)
                     and zero == int(meta[f"{side}_zero_point"])):
                 raise MetadataError(f"{where}: metadata keys '{side}_scale' / '{side}_zero_point' "
-                                      f"({meta[f'{side}_scale']}, {meta[f'{side}_zero_point']}) differ from the "
-                                      f"model's {side} quantization ({scale}, {zero})")
+                                    f"({meta[f'{side}_scale']}, {meta[f'{side}_zero_point']}) differ from the "
+                                    f"model's {side} quantization ({scale}, {zero})")
     shape = [int(v) for v in input_detail["shape"]]
     if meta.get("layout") == "NHWC" and "size" in meta:
         want = [1, *meta["size"], int(meta["channels"])]
         if shape != want:
             raise MetadataError(f"{where}: metadata says size {meta['size']} x {meta['channels']} channel(s) "
-                                  f"(NHWC {want}), but the model takes {shape}")
+                                f"(NHWC {want}), but the model takes {shape}")
 
 
 def _quantization(detail: dict) -> tuple[float, int]:
@@ -191,8 +191,6 @@ class TfliteRuntime(ContractModel):
     its interpreter in `load` and runs one file input in `invoke`; `run` takes any number of
     encoded inputs, one call each (``batch_size`` 1: the file's own)."""
 
-    runtime = "?"  # the runtime's name, for messages
-
     def __init__(self, meta: dict, source: str, input_detail: dict, output_detail: dict):
         super().__init__(meta, source)
         check_io(self.meta, input_detail, output_detail, self.source)
@@ -200,8 +198,8 @@ class TfliteRuntime(ContractModel):
 
     @staticmethod
     def read(source) -> tuple[str, bytes, dict]:
-        """(a name for messages, the file's bytes, its checked metadata) of `source`: a .tflite path
-        or its bytes (the export checks a file before writing it)."""
+        """(a name for messages, the file's bytes, its metadata: format checked, values decoded) of
+        `source`: a .tflite path or its bytes (the export checks a file before writing it)."""
         where, data = model_bytes(source, "a LiteRT model (.tflite)", "tflite")
         return where, data, read_metadata(read_props(data, where), where, container="tflite")
 

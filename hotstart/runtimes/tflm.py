@@ -23,8 +23,6 @@ __all__ = ["TflmRuntime"]
 class TflmRuntime(TfliteRuntime):
     """A loaded TF Lite Micro interpreter and the file's metadata."""
 
-    runtime = "tflite-micro"
-
     def __init__(self, interpreter, meta: dict, source: str):
         self.interpreter = interpreter
         self.invoked = False  # TFLM records its arena use during the first inference
