@@ -50,11 +50,12 @@ from pathlib import Path
 
 from ..cache_writes import cache_writes
 from ..errors import UsageError
-from .containers import Data, as_data, mapobs
+from .containers import Data, Subset, as_data, mapobs
 from .errors import DatasetError
 from .images import load_image
 
-__all__ = ["CACHE_KINDS", "CopyPaths", "cache_data", "cache_root", "resized_copy", "resized_size"]
+__all__ = ["CACHE_KINDS", "CopyPaths", "cache_data", "cache_root", "reads_image_files", "resized_copy", "resized_size",
+           "shrunk_pixels"]
 
 CACHE_KINDS = ("resized",)
 FORMAT_VERSION = 2  # 2: the key holds inode and ctime; each copy has an in-use lock file
@@ -81,6 +82,28 @@ def resized_size(hw, size) -> tuple[int, int] | None:
     return None if new == (h, w) else new
 
 
+def reads_image_files(inputs) -> bool:
+    """Whether `inputs` are image files read by `load_image` (the inputs of `ImageFolders` /
+    `ImageTable` data: ``mapobs(load_image, paths)``), possibly through `Subset` views (a split)."""
+    while isinstance(inputs, Subset):
+        inputs = inputs.container
+    return (isinstance(inputs, mapobs) and inputs.f is load_image
+            and all(isinstance(p, (str, os.PathLike)) for p in inputs.container))
+
+
+def shrunk_pixels(image, size):
+    """The copy's pixels of a decoded image (PIL, "L" or "RGB"): C x H x W uint8, resized with the
+    antialiased bilinear kernel to `resized_size`; None when the image is read as it is (not
+    larger). The copy on disk stores exactly these (PNG is lossless), and ``cache="memory"``
+    (decoded_cache.py) keeps them in memory."""
+    new = resized_size((image.height, image.width), size)
+    if new is None:
+        return None
+    import torchvision.transforms.v2.functional as F
+
+    return F.resize(F.pil_to_tensor(image), list(new), antialias=True)
+
+
 def cache_data(data, cache: str, size, *, argument: str = "data") -> Data:
     """`data` (image files: `ImageFolders` / `ImageTable` data) read through a cached copy at `size`.
 
@@ -92,8 +115,7 @@ def cache_data(data, cache: str, size, *, argument: str = "data") -> Data:
         raise UsageError(f'cache="resized" needs a task whose images have a size (ImageClassificationSingle(size=...))')
     data = as_data(data)
     inputs = data.inputs
-    if not (isinstance(inputs, mapobs) and inputs.f is load_image
-            and all(isinstance(p, (str, os.PathLike)) for p in inputs.container)):
+    if not (isinstance(inputs, mapobs) and reads_image_files(inputs)):
         raise UsageError(f'cache="resized": {argument} must hold image files (from ImageFolders or ImageTable); '
                          f"its inputs are {inputs!r}")
     paths = resized_copy([os.fspath(p) for p in inputs.container], size)
@@ -193,11 +215,10 @@ def _build(paths, size, folder: Path, key: str) -> _Lease | None:
         with torch.inference_mode():
             for i, p in enumerate(paths):
                 image = load_image(p)  # a source that cannot be read is its own error, not the cache's
-                new = resized_size((image.height, image.width), size)
-                if new is None:
+                pixels = shrunk_pixels(image, size)
+                if pixels is None:
                     names.append(None)
                     continue
-                pixels = F.resize(F.pil_to_tensor(image), list(new), antialias=True)
                 name = f"{i:07d}.png"
                 with writes():
                     _write_fsynced(tmp / name, F.to_pil_image(pixels), image.mode)

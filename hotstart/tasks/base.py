@@ -142,6 +142,11 @@ class SupervisedTask(Kinded, family="task"):
     """The backbone `tasklearner` uses when given neither `backbone` nor `model`: None for the
     model kind's own default (the small CNN for images); the series tasks: "inceptiontime"."""
 
+    bf16_by_default: ClassVar[bool] = False
+    """Whether `tasklearner` trains in bf16 mixed precision when no precision is given and the
+    hardware has bf16 units (learner/precision.py). True only where bf16 was measured to keep the
+    accuracy (image classification); the others train in fp32 unless asked."""
+
     @property
     def classes(self) -> list | None:
         """The class names when the task predicts classes (a label, or one per pixel), else None
