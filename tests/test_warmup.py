@@ -70,6 +70,8 @@ def test_real_compiled_warmup_is_side_effect_free(warm_cache):
     assert 0 < verdict["peak_rss_mb"] < 3072
     key = verdict["results"][0]["key"]
     assert key and key in read_manifest(cache)["entries"]
+    # the warm step's time, per sample, for compile="auto" (compile_cache/policy.py)
+    assert 0 < read_manifest(cache)["entries"][key]["step_s_per_sample"] < 60
     assert any((cache / "inductor").iterdir()), "the compile cache folder should be filled"
 
 
@@ -88,6 +90,30 @@ def test_the_warmed_graphs_serve_a_batch_size_the_warmup_never_used(warm_cache):
     assert inductor.get("fxgraph_cache_miss", 0) == 0, counters
     assert aot.get("autograd_cache_hit", 0) >= 2, counters  # the training graph and the inference graph
     assert np.isfinite(counters["valid_loss"])
+
+
+@pytest.mark.prestart("warmup:compiled")
+def test_compile_auto_keeps_a_short_fit_eager_and_compiles_a_long_warm_one(warm_cache, tmp_path):
+    """After the warmup, ``compile="auto"`` (the default) in a new process: a 1-epoch fit stays
+    eager, saying why; the next fit, 3 epochs, compiles, and every graph comes from the warm cache
+    (no AOTAutograd or FX-graph miss). The step time is set in a copy of the manifest
+    (auto_compiled_fit.py), so the decision is the same on any machine."""
+    import shutil
+
+    cache, _ = warm_cache
+    copy = tmp_path / "cache"
+    shutil.copytree(cache, copy)
+    out = subprocess.run([sys.executable, str(HERE / "warmup_fixtures" / "auto_compiled_fit.py"), str(copy)],
+                         capture_output=True, text=True, env=_env(), timeout=900, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    (first, first_why), (second, second_why) = result["said"]
+    assert first == "eager" and "2 steps would save ~1.4 s, less than the ~3 s" in first_why
+    assert second == "compiled" and "6 steps save ~4 s, more than the ~3 s" in second_why and result["compiled"]
+    aot, inductor = result["aot_autograd"], result["inductor"]
+    assert aot.get("autograd_cache_miss", 0) == 0 and inductor.get("fxgraph_cache_miss", 0) == 0, result
+    assert aot.get("autograd_cache_hit", 0) >= 2, result
+    assert np.isfinite(result["valid_loss"])
 
 
 def test_user_workloads_run_and_failures_are_reported(tmp_path, user_module):

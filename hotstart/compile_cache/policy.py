@@ -59,7 +59,7 @@ def compile_decision(key: str | None, *, device_type: str, batches: int, batch_s
     from .manifest import STEP_FIELD, read_manifest
 
     if key is None:
-        return False, "a custom model has no compile-cache key"
+        return False, "no compile-cache key names this model (the warmup compiles image backbones)"
     entry = read_manifest(cache_root)["entries"].get(key)
     if entry is None:
         return False, "this configuration is not warm (python -m hotstart.warmup warms the defaults)"

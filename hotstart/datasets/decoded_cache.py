@@ -199,11 +199,11 @@ def memory_caches(cache, inputs: list, block, size, *, budget: int | None = None
     from ..blocks import Image
 
     none = [None] * len(inputs)
-    if cache is False:
-        return none, ("off", "as asked: every file is read at every epoch")
     if cache == "resized":
         return none, None
     files = all(reads_image_files(x) for x in inputs) and isinstance(block, Image)
+    if cache is False:
+        return none, ("off", "as asked: every file is read at every epoch") if files else None
     if not files:
         if cache == "memory":
             raise UsageError('cache="memory" needs image files (from ImageFolders or ImageTable) as inputs; '
