@@ -9,7 +9,6 @@ import sys
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image as PILImage
 
 import hotstart

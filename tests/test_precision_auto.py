@@ -2,10 +2,8 @@
 from the CPU's flags, fp32 elsewhere; not given, image classification gets "auto" and every other
 task fp32; given, exactly what was asked."""
 import pytest
-import torch
-import torch.nn as nn
 
-from hotstart import ImageClassificationSingle, tasklearner
+from hotstart import tasklearner
 from hotstart.learner.backend import make_backend
 from hotstart.learner.precision import auto_precision, cpu_flags, cpu_has_bf16_units
 
@@ -101,38 +99,18 @@ def test_the_units_are_named_in_the_reason(tmp_path):
 
 
 def test_tasklearner_defaults_image_classification_to_bf16_only_where_units_are(monkeypatch, make_learner):
-    """Not given: bf16-mixed for image classification on a CPU with bf16 units, fp32 without; an
-    explicit precision, a tabular task, or a learner without data (it only predicts) get fp32."""
+    """Not given: bf16-mixed for image classification on a CPU with bf16 units, fp32 without, with
+    or without data (a loaded model predicts as the learner that saved it); an explicit precision
+    and a tabular task get fp32."""
     from hotstart import TabularClassificationSingle, ToDevice, datasets
 
     monkeypatch.setattr("hotstart.learner.precision.cpu_flags", lambda cpuinfo="/proc/cpuinfo": X86_BF16)
     assert make_learner().backend.precision == "bf16-mixed"
     assert make_learner(precision="32-true").backend.precision == "32-true"
     assert make_learner(callbacks=[ToDevice("cpu", precision="32-true")]).backend.precision == "32-true"
-    assert make_learner(data=None).backend.precision == "32-true"
+    assert make_learner(data=None).backend.precision == "bf16-mixed"
     data, blocks = datasets.load("penguins", target="species")
     table = tasklearner(TabularClassificationSingle(blocks), data, seed=0, progress=False)
     assert table.backend.precision == "32-true" and "image classification only" in table.choices["precision"].why
     monkeypatch.setattr("hotstart.learner.precision.cpu_flags", lambda cpuinfo="/proc/cpuinfo": X86)
     assert make_learner().backend.precision == "32-true"
-
-
-def test_auto_trains_digits_in_bf16_when_the_cpu_has_bf16_units(digits, monkeypatch, tmp_path):
-    """Through torch.autocast (learner/mixed_precision.py): the layers compute in bf16, the weights
-    stay fp32, and the digits are learned. The CPU's flags are given (`cpu_flags` replaced), so the test runs
-    on any x86 CPU (torch emulates bf16 where there are no bf16 units)."""
-    monkeypatch.setattr("hotstart.learner.precision.cpu_flags",
-                        lambda cpuinfo="/proc/cpuinfo": frozenset({"avx512_bf16"}))
-    data, blocks = digits
-    task = ImageClassificationSingle(blocks, size=(8, 8), augment=False)
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        model = nn.Sequential(nn.Flatten(), nn.Linear(task.channels * 64, 128), nn.ReLU(), nn.Linear(128, 10))
-    seen = set()
-    model[-1].register_forward_hook(lambda m, i, out: seen.add(out.dtype) if out.device.type != "meta" else None)
-    learner = tasklearner(task, data, model=model, seed=0, progress=False, batch_size=32, precision="auto")
-    assert learner.backend.precision == "bf16-mixed"
-    learner.fit_one_cycle(2, 3e-2)
-    assert seen == {torch.bfloat16}
-    assert learner.validate()["accuracy"] >= 0.95
-    assert all(p.dtype == torch.float32 for p in learner.model.parameters())

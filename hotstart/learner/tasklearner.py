@@ -117,10 +117,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
     accelerator = resolve_accelerator(device or (dev.accelerator if dev else None))
     requested = precision or (dev.precision if dev else None)
-    if requested is None and train is None:  # a learner that only predicts: fp32, as every export
-        chosen, why = "32-true", "no data to train on: predictions in fp32, as the exports compute"
-    else:
-        chosen, why = choose_precision(requested, accelerator=accelerator, bf16_by_default=task.bf16_by_default)
+    # with or without data: a model loaded to predict predicts as the learner that saved it did
+    chosen, why = choose_precision(requested, accelerator=accelerator, bf16_by_default=task.bf16_by_default)
     choices = {"precision": Choice(chosen, why)}
     backend = make_backend(accelerator=accelerator, devices=devices or (dev.devices if dev else None),
                            strategy=strategy or (dev.strategy if dev else None), precision=chosen, num_nodes=num_nodes)
