@@ -169,3 +169,19 @@ def test_tasklearner_keeps_a_small_folder_in_memory_by_default(tmp_path):
     off.fit(1, 1e-3)
     assert learner.history[0]["train_loss"] == off.history[0]["train_loss"]  # the same samples, the same fit
     assert learner.train_loader.dataset.decoded.count + learner.valid_loader.dataset.decoded.count == 12
+
+
+def test_a_target_on_the_image_grid_keeps_images_at_their_own_size(tmp_path):
+    """Keypoints and masks are transformed with their image: the cache keeps larger files whole
+    (its samples are those decoded every epoch), and cache="resized", which would shrink the image
+    alone, is refused."""
+    from hotstart import ImageKeypointRegression, Image as ImageBlock, Keypoints
+
+    data, task = _data(_folder(tmp_path / "f", (40, 30), ext="png"))
+    decoded = DecodedImages(data.inputs, task.blocks[0], task.size, MemoryBudget(1 << 20), shrink=False)
+    _same_samples(*_datasets(task, data, "training", decoded))
+    assert decoded.stored[0].shape == (3, 30, 40)
+    points = ImageKeypointRegression((ImageBlock(), Keypoints(1)), size=(16, 16))
+    assert points.targets_on_input_grid and not task.targets_on_input_grid
+    with pytest.raises(UsageError, match='cache="resized" reduces the images alone'):
+        tasklearner(points, (list(data.inputs), [np.zeros((1, 2))] * len(data.inputs)), cache="resized")

@@ -14,7 +14,10 @@ input block's channels (`Image.to_pil`, as the encodings convert a decoded image
 is encoded exactly as it is without the cache when its file is no larger than that size (the
 usual case for a folder made for the task), and exactly as through ``cache="resized"`` when it is
 larger: the augmentation (crop, flip, rotation, lighting) starts from the same pixels and draws
-the same random numbers. tests/test_decoded_cache.py holds both.
+the same random numbers. tests/test_decoded_cache.py holds both. A task whose target lives on the
+image's grid (a mask, keypoints: ``targets_on_input_grid``) transforms image and target together,
+so its images are kept at their own size (``shrink=False``): its samples equal those decoded
+every epoch, whatever the files' sizes.
 
 When (`DecodedImages.fill`): when a loader over the images is first read (learner/data.py's
 `set_epoch`, in the main process, before DataLoader workers start): all images at once, decoded
@@ -119,9 +122,10 @@ class DecodedImages:
     `load_image`) as the pixels the encodings start from (the module docstring): item ``i`` is
     a C x H x W uint8 tensor, from memory once `fill` has stored it, else decoded now."""
 
-    def __init__(self, images, block, size, budget: MemoryBudget):
+    def __init__(self, images, block, size, budget: MemoryBudget, *, shrink: bool = True):
         self.images, self.block = images, block
         self.size = (int(size[0]), int(size[1]))
+        self.shrink = shrink  # False: every image at its own size (a target on its grid: a mask, keypoints)
         self.budget = budget
         self.stored: list = [None] * len(images)
         self.filled = False
@@ -139,7 +143,7 @@ class DecodedImages:
         """One decoded image's pixels as this cache keeps them (C x H x W uint8)."""
         import torchvision.transforms.v2.functional as F
 
-        shrunk = shrunk_pixels(image, self.size)
+        shrunk = shrunk_pixels(image, self.size) if self.shrink else None
         if shrunk is not None:
             image = F.to_pil_image(shrunk)
         return F.pil_to_tensor(self.block.to_pil(image))  # the encodings' conversion (`image_tensor`)
@@ -188,14 +192,16 @@ def check_cache(cache) -> None:
         raise UsageError(f"cache={cache!r} is not known; use one of {list(CACHE_CHOICES)}")
 
 
-def memory_caches(cache, inputs: list, block, size, *, budget: int | None = None
+def memory_caches(cache, inputs: list, block, size, *, budget: int | None = None, shrink: bool = True
                   ) -> tuple[list, tuple[str, str] | None]:
     """The `DecodedImages` for each container of `inputs` (the training and validation inputs;
     None for a cache that is not made), and (what, why) for the fit's first line, or None when
     there is nothing to say (the inputs are not image files and nothing was asked).
 
     `cache`: the `tasklearner` argument (`CACHE_CHOICES`). "memory" on inputs that are not image
-    files is a `UsageError`; "auto" then makes no cache."""
+    files is a `UsageError`; "auto" then makes no cache. `shrink`: False keeps every image at its
+    own size (a task whose target lives on the image's grid: ``targets_on_input_grid``), whose
+    samples then equal those decoded every epoch whatever the files' sizes."""
     from ..blocks import Image
 
     none = [None] * len(inputs)
@@ -221,6 +227,6 @@ def memory_caches(cache, inputs: list, block, size, *, budget: int | None = None
         return none, ("off", f"{n} images of {size[0]}x{size[1]} would take ~{mb(estimate)}, over the {mb(limit)} "
                              f"budget; every file is decoded at every epoch (cache='resized' keeps a reduced copy on disk)")
     shared = MemoryBudget(limit)
-    caches = [DecodedImages(x, block, size, shared) for x in inputs]
+    caches = [DecodedImages(x, block, size, shared, shrink=shrink) for x in inputs]
     how = "as asked" if cache == "memory" else "cache=False to decode every epoch"
     return caches, ("memory", f"{n} images decoded once, ~{mb(estimate)} of the {mb(limit)} budget; {how}")

@@ -95,6 +95,10 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     if cache == "resized":  # image files read from a copy at the task's size (datasets/resized_cache.py)
         from ..datasets.resized_cache import cache_data
 
+        if task.targets_on_input_grid:  # a reduced image would no longer match its mask / keypoints
+            raise UsageError(f'cache="resized" reduces the images alone, but {type(task).__name__}\'s targets live '
+                             "on the image's pixel grid; use cache=\"memory\" (images kept at their own size) or None")
+
         data = None if data is None else cache_data(data, cache, size, argument="data")
         validdata = None if validdata is None else cache_data(validdata, cache, size, argument="validdata")
 
@@ -146,7 +150,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     if train is not None:
         from ..datasets.decoded_cache import memory_caches
 
-        decoded, said = memory_caches(cache, [train[0], valid[0]], task.blocks[0], size)
+        decoded, said = memory_caches(cache, [train[0], valid[0]], task.blocks[0], size,
+                                      shrink=not task.targets_on_input_grid)
         if said is not None:
             choices["images"] = Choice(*said)
         pin = backend.device.type == "cuda"
