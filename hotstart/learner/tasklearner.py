@@ -18,10 +18,10 @@ Which part of hotstart owns each argument (read this before adding one):
 | compile                | learner/compiling.py,   | torch.compile of the backbone (False, True, None =   |
 |                        | compile_cache/policy.py | "auto": at each fit's start, if warm and long enough)|
 | channels_last          | learner/memory_format.py| the batches' layout (None: channels_last at 128 px+) |
-| device, precision,     | learner/backend.py      | plain CPU, or Lightning Fabric (GPU, mixed precision,|
-| devices, strategy,     |                         | multi-process: devices=2 re-launches the script,     |
-| num_nodes, sync_bn,    |                         | torchrun / SLURM detected; sync_bn converts          |
-| ToDevice/ToGPU in cbs  |                         | BatchNorm to SyncBatchNorm)                          |
+| device, precision,     | learner/backend.py,     | one CPU process (fp32, or bf16 through autocast), or |
+| devices, strategy,     | learner/precision.py    | Lightning Fabric (GPU, other precisions, multi-      |
+| num_nodes, sync_bn,    |                         | process: devices=2 re-launches the script, torchrun /|
+| ToDevice/ToGPU in cbs  |                         | SLURM detected; sync_bn converts to SyncBatchNorm)   |
 | optimizer, wd          | learner/optim.py        | AdamW (default), Adam, SGD or your callable          |
 | metrics                | learner/callbacks       | dict name -> metric (default: the task's)            |
 | callbacks, progress    | learner/callbacks       | events of the loop; progress bars and epoch table    |
