@@ -119,16 +119,23 @@ def test_the_budget_is_a_gib_at_most_and_an_eighth_of_the_memory():
     assert 0 < memory_budget() <= 1 << 30
 
 
-def test_a_file_changed_after_it_was_read_is_not_read_again(tmp_path):
-    """The documented snapshot: the images as they were when first read."""
+def test_a_file_changed_after_it_was_read_is_read_again(tmp_path):
+    """A kept image whose file changed (or went) is read from the file again, as without the
+    cache: new contents are trained on, a removed file is reported naming it."""
     root = _folder(tmp_path / "f", (16, 16))
     data, task = _data(root)
     decoded = DecodedImages(data.inputs, task.blocks[0], task.size, MemoryBudget(1 << 20))
     decoded.fill()
-    before = decoded[0].clone()
+    before, kept = decoded[0].clone(), decoded.stored[0]
+    assert decoded[0] is kept  # unchanged: from memory
     Image.new("RGB", (16, 16), (255, 0, 0)).save(data.inputs.container[0])
-    assert torch.equal(decoded[0], before)
-    assert not torch.equal(decoded.pixels(data.inputs[0]), before)  # the file did change
+    assert not torch.equal(decoded[0], before)
+    assert torch.equal(decoded[0], decoded.pixels(data.inputs[0]))  # the new contents
+    import os
+
+    os.remove(data.inputs.container[1])
+    with pytest.raises(FileNotFoundError, match="1.jpg"):
+        decoded[1]
 
 
 def test_an_unreadable_file_is_reported_when_its_sample_is_read(tmp_path):

@@ -36,9 +36,13 @@ epoch (``cache="resized"`` then keeps a reduced copy on disk). ``cache="memory"`
 fit even when not all do. In every case images are stored only while the budget lasts: the
 budget is respected whatever the images' real sizes.
 
-Files that change: the images are those the files held when they were first read (a snapshot, as
-a dataset of preloaded tensors is). A file changed during a fit is not read again; build a new
-learner to train on the new contents (``cache=False`` reads every file at every epoch).
+Files that change: each kept image remembers its file's stamp (inode, byte size, modification and
+status-change times: resized_cache.py's `file_stamp`, read before the file was decoded), and every
+read of a sample stats its file again (a few microseconds, against the milliseconds of its
+augmentation). A file whose stamp changed is decoded again at that read, as without the cache:
+its new contents are trained on, and a file damaged or removed meanwhile is reported, naming it,
+when its sample is read. Only a change within the filesystem's timestamp tick that keeps the
+byte size and the inode goes unseen (as for ``cache="resized"``).
 
 The tensors are kept in large chunks (`CHUNK_BYTES`), not one allocation per image: a forked
 worker that reads an image then touches no page it shares with Python objects whose reference
@@ -51,7 +55,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import UsageError
-from .resized_cache import reads_image_files, shrunk_pixels
+from .resized_cache import file_stamp, image_paths, reads_image_files, shrunk_pixels
 
 MEMORY_BUDGET_CAP = 1 << 30
 """The most the decoded images of a fit may take (bytes): 1 GiB (the module docstring says why)."""
@@ -127,7 +131,9 @@ class DecodedImages:
         self.size = (int(size[0]), int(size[1]))
         self.shrink = shrink  # False: every image at its own size (a target on its grid: a mask, keypoints)
         self.budget = budget
+        self.paths = image_paths(images)  # None: not files, nothing on disk can change
         self.stored: list = [None] * len(images)
+        self.stamps: list = [None] * len(images)  # each kept image's file stamp when it was read
         self.filled = False
         self._chunks = _Chunks()
         self._pid = os.getpid()  # the process that fills (DataLoader workers only read)
@@ -137,7 +143,17 @@ class DecodedImages:
 
     def __getitem__(self, i):
         kept = self.stored[i]
-        return kept if kept is not None else self.pixels(self.images[i])
+        if kept is not None and self._unchanged(i):
+            return kept
+        return self.pixels(self.images[i])  # not kept, or its file changed: read it as without the cache
+
+    def _unchanged(self, i) -> bool:
+        if self.paths is None:
+            return True
+        try:
+            return file_stamp(self.paths[i]) == self.stamps[i]
+        except OSError:  # removed or unreadable: reading it reports that, naming the file
+            return False
 
     def pixels(self, image):
         """One decoded image's pixels as this cache keeps them (C x H x W uint8)."""
@@ -170,15 +186,16 @@ class DecodedImages:
 
         def decode(i):
             try:
-                return i, self.pixels(self.images[i])
+                stamp = None if self.paths is None else file_stamp(self.paths[i])  # before reading: a later change shows
+                return i, self.pixels(self.images[i]), stamp
             except Exception:  # noqa: BLE001 - the sample reports it, naming the file, when it is encoded
-                return i, None
+                return i, None, None
 
         workers = max(1, usable_cores() if threads is None else int(threads))
         with one_intra_op_thread(), ThreadPoolExecutor(max_workers=workers) as pool:
-            for i, t in pool.map(decode, todo):
+            for i, t, stamp in pool.map(decode, todo):
                 if t is not None and self.budget.take(t.numel()):
-                    self.stored[i] = self._chunks.put(t)
+                    self.stored[i], self.stamps[i] = self._chunks.put(t), stamp
 
 
 CACHE_CHOICES = (None, False, "auto", "memory", "resized")

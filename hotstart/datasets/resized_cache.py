@@ -54,8 +54,8 @@ from .containers import Data, Subset, as_data, mapobs
 from .errors import DatasetError
 from .images import load_image
 
-__all__ = ["CACHE_KINDS", "CopyPaths", "cache_data", "cache_root", "reads_image_files", "resized_copy", "resized_size",
-           "shrunk_pixels"]
+__all__ = ["CACHE_KINDS", "CopyPaths", "cache_data", "cache_root", "file_stamp", "image_paths", "reads_image_files",
+           "resized_copy", "resized_size", "shrunk_pixels"]
 
 CACHE_KINDS = ("resized",)
 FORMAT_VERSION = 2  # 2: the key holds inode and ctime; each copy has an in-use lock file
@@ -82,13 +82,33 @@ def resized_size(hw, size) -> tuple[int, int] | None:
     return None if new == (h, w) else new
 
 
-def reads_image_files(inputs) -> bool:
-    """Whether `inputs` are image files read by `load_image` (the inputs of `ImageFolders` /
-    `ImageTable` data: ``mapobs(load_image, paths)``), possibly through `Subset` views (a split)."""
+def image_paths(inputs) -> list | None:
+    """The files of `inputs`, in order, when they are image files read by `load_image` (the inputs
+    of `ImageFolders` / `ImageTable` data: ``mapobs(load_image, paths)``), possibly through `Subset`
+    views (a split); None when they are not."""
+    views = []
     while isinstance(inputs, Subset):
+        views.append(inputs.indices)
         inputs = inputs.container
-    return (isinstance(inputs, mapobs) and inputs.f is load_image
-            and all(isinstance(p, (str, os.PathLike)) for p in inputs.container))
+    if not (isinstance(inputs, mapobs) and inputs.f is load_image
+            and all(isinstance(p, (str, os.PathLike)) for p in inputs.container)):
+        return None
+    paths = list(inputs.container)
+    for indices in reversed(views):
+        paths = [paths[i] for i in indices]
+    return paths
+
+
+def reads_image_files(inputs) -> bool:
+    """Whether `inputs` are image files read by `load_image` (`image_paths`)."""
+    return image_paths(inputs) is not None
+
+
+def file_stamp(path) -> tuple:
+    """What tells a file's contents apart without reading them: inode, byte size, modification and
+    status-change times (the module docstring says why the mtime alone is not enough)."""
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def shrunk_pixels(image, size):
@@ -170,8 +190,8 @@ def _digests(paths, size) -> tuple[str, str]:
     source = hashlib.sha256(common.encode()).hexdigest()[:12]
     h = hashlib.sha256(json.dumps({"size": size, "version": FORMAT_VERSION}).encode())
     for p in paths:
-        st = os.stat(p)  # a missing file: FileNotFoundError naming it, as reading it would
-        h.update(f"\0{p}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}".encode())
+        ino, size_, mtime, ctime = file_stamp(p)  # a missing file: FileNotFoundError naming it, as reading it would
+        h.update(f"\0{p}\0{ino}\0{size_}\0{mtime}\0{ctime}".encode())
     return source, h.hexdigest()[:24]
 
 
