@@ -235,21 +235,16 @@ def check_compile_cache(ctx: Context) -> str:
 
 
 def check_compile_auto(ctx: Context) -> str:
-    """compile="auto" compiles on CUDA once the warmup made the configuration warm (the
-    compile-cache check's folder, else a warmup run here); on a CPU it stays eager (policy.py)."""
+    """compile="auto" (the default) compiles on CUDA, when a fit starts, once the warmup made the
+    configuration warm (the compile-cache check's folder, else a warmup run here); on a CPU whose
+    cache is cold it stays eager (compile_cache/policy.py). The key is the learner's own: the
+    warmup runs the same defaults (precision, memory layout) as the learner."""
     import numpy as np
 
     from hotstart import Image, ImageClassificationSingle, Label, tasklearner
-    from hotstart.compile_cache.manifest import config_key, is_warm
+    from hotstart.compile_cache.manifest import is_warm
 
     cache = ctx.workdir / "warm-cache"
-    key = config_key("resnet18", 3, (128, 128), ctx.device, None)
-    if ctx.cuda and not is_warm(key, cache):
-        cmd = [sys.executable, "-m", "hotstart.warmup", "--only", WARMUP_WORKLOAD.format(device=ctx.device),
-               "--cache-dir", str(cache), "--strict", "--no-progress"]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        require(out.returncode == 0, f"warmup failed: {out.stdout[-300:]}")
-    warm = is_warm(key, cache)
     task = ImageClassificationSingle((Image(), Label([str(i) for i in range(10)])))
     rng = np.random.default_rng(0)
     samples = [task.mock_sample(rng) for _ in range(8)]
@@ -257,17 +252,26 @@ def check_compile_auto(ctx: Context) -> str:
     os.environ["HOTSTART_CACHE_DIR"] = str(cache)
     try:
         learner = tasklearner(task, ([s[0] for s in samples], [s[1] for s in samples]), backbone="resnet18",
-                              batch_size=4, compile="auto", device=ctx.device, seed=0, progress=False)
+                              batch_size=4, device=ctx.device, seed=0, progress=False)
+        key = learner.auto_compile.key
+        if ctx.cuda and not is_warm(key, cache):
+            cmd = [sys.executable, "-m", "hotstart.warmup", "--only", WARMUP_WORKLOAD.format(device=ctx.device),
+                   "--cache-dir", str(cache), "--strict", "--no-progress"]
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            require(out.returncode == 0, f"warmup failed: {out.stdout[-300:]}")
+        warm = is_warm(key, cache)
+        learner.fit(1, 1e-3)  # "auto" is decided here, when the fit starts
     finally:
         if saved is None:
             os.environ.pop("HOTSTART_CACHE_DIR", None)
         else:
             os.environ["HOTSTART_CACHE_DIR"] = saved
-    compiled = getattr(learner.model, "compiled_with", None) is not None
+    compiled = learner.compiled is not None
     if ctx.cuda:
-        require(warm and compiled, f"warm={warm}, compiled={compiled}: auto should compile a warm configuration")
+        require(warm and compiled, f"warm={warm}, compiled={compiled}: auto should compile a warm configuration "
+                                   f"({learner.choices['compile'].why})")
     else:
-        require(not compiled, "compile='auto' compiled on a CPU, where policy.py says it does not pay")
+        require(not compiled, f"compile='auto' compiled a cold configuration on a CPU ({learner.choices['compile'].why})")
     return f"manifest warm: {warm}, compiled: {compiled}"
 
 

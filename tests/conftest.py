@@ -10,6 +10,12 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # A `hotstart serve` running on this machine must not take the tests' `hotstart train` runs:
 # only tests/test_serve*.py use a server, their own, in a temporary runtime folder.
 os.environ["HOTSTART_SERVER"] = "0"
+# compile="auto" (the default) compiles when the compile cache says a configuration is warm: the
+# tests must not depend on what `python -m hotstart.warmup` left in this machine's cache. Every
+# test (and every process it starts) gets an empty cache folder of its own unless it sets one.
+import tempfile  # noqa: E402
+
+os.environ["HOTSTART_CACHE_DIR"] = tempfile.mkdtemp(prefix="hotstart-test-compile-cache-")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

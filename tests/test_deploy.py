@@ -39,7 +39,9 @@ def deployed(tmp_path_factory, digits):
     data, blocks = digits
     root = tmp_path_factory.mktemp("deploy")
     task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
-    learner = tasklearner(task, data, seed=0, valid_pct=0.2, progress=False)
+    # fp32: the tests compare the learner's own outputs with the fp32 exports' to 1e-4 (by default
+    # a CPU with bf16 units would train and predict in bf16: learner/precision.py)
+    learner = tasklearner(task, data, seed=0, valid_pct=0.2, progress=False, precision="32-true")
     # 2 epochs: after 1, seeds 0-4 end at 0.81-0.95 validation accuracy (0.80 in a test run),
     # a coin toss against the 0.8 below; after 2 at 0.958-0.972 (measured)
     learner.fit_one_cycle(2, 3e-3)

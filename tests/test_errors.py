@@ -9,7 +9,6 @@ import sys
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image as PILImage
 
 import hotstart
@@ -105,14 +104,15 @@ def test_encode_errors_name_the_sample_whatever_their_constructor():
         task.encode_sample((_sample()[0], "c"), "validation", where="sample 8")
 
 
-def test_compile_auto_does_not_hide_a_broken_install(monkeypatch):
-    from hotstart.learner.compiling import maybe_compile
+def test_compile_auto_does_not_hide_a_broken_install(monkeypatch, make_learner):
+    from hotstart.learner.compiling import AutoCompile
 
     monkeypatch.setitem(sys.modules, "hotstart.compile_cache", None)  # importing it raises ImportError
-    model = torch.nn.Linear(2, 2)
     with pytest.raises(ImportError):
-        maybe_compile(model, "auto", task=None, backbone=None, size=(8, 8), device=torch.device("cpu"))
-    assert maybe_compile(model, False) is None  # nothing compiled
+        AutoCompile("a key", "cpu")
+    with pytest.raises(ImportError):
+        make_learner(compile="auto")
+    assert make_learner(compile=False).compiled is None  # nothing compiled, nothing asked of the cache
 
 
 # --- the command line --------------------------------------------------------------------------

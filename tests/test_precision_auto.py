@@ -1,10 +1,9 @@
-"""``precision="auto"`` (learner/precision.py): bf16-mixed where the CPU has bf16 units, chosen from
-the CPU's flags; fp32 elsewhere, and fp32 when precision is not given."""
+"""Precision (learner/precision.py): ``"auto"`` is bf16-mixed where the CPU has bf16 units, chosen
+from the CPU's flags, fp32 elsewhere; not given, image classification gets "auto" and every other
+task fp32; given, exactly what was asked."""
 import pytest
-import torch
-import torch.nn as nn
 
-from hotstart import ImageClassificationSingle, tasklearner
+from hotstart import tasklearner
 from hotstart.learner.backend import make_backend
 from hotstart.learner.precision import auto_precision, cpu_flags, cpu_has_bf16_units
 
@@ -52,39 +51,66 @@ def test_cuda_follows_the_device_bf16_support():
     assert auto_precision("mps") == "32-true"
 
 
-@pytest.mark.parametrize("flags, backend_name", [(frozenset({"avx512_bf16"}), "FabricBackend"),
-                                                  (frozenset({"avx2"}), "PlainBackend")])
-def test_the_backend_follows_the_choice(monkeypatch, flags, backend_name):
-    """make_backend(precision="auto") asks the flags (here given), and builds Fabric's bf16-mixed
-    backend or the plain fp32 one."""
+@pytest.mark.parametrize("flags, precision", [(frozenset({"avx512_bf16"}), "bf16-mixed"),
+                                               (frozenset({"avx2"}), "32-true")])
+def test_the_backend_follows_the_choice(monkeypatch, flags, precision):
+    """make_backend(precision="auto") asks the flags (here given): one CPU process is a
+    PlainBackend either way, in bf16-mixed (torch.autocast) or fp32, without Lightning Fabric."""
     monkeypatch.setattr("hotstart.learner.precision.cpu_flags", lambda cpuinfo="/proc/cpuinfo": flags)
     backend = make_backend(accelerator="cpu", precision="auto")
-    assert type(backend).__name__ == backend_name
-    if backend_name == "FabricBackend":
-        assert backend.precision == "bf16-mixed"
+    assert type(backend).__name__ == "PlainBackend" and backend.precision == precision
 
 
 def test_no_precision_is_fp32_without_fabric():
     backend = make_backend(accelerator="cpu")
-    assert type(backend).__name__ == "PlainBackend"
+    assert type(backend).__name__ == "PlainBackend" and backend.precision == "32-true"
 
 
-def test_auto_trains_digits_in_bf16_when_the_cpu_has_bf16_units(digits, monkeypatch, tmp_path):
-    """Through Fabric's bf16-mixed plugin: the layers compute in bf16, the weights stay fp32, and
-    the digits are learned. The CPU's flags are given (`cpu_flags` replaced), so the test runs
-    on any x86 CPU (torch emulates bf16 where there are no bf16 units)."""
-    monkeypatch.setattr("hotstart.learner.precision.cpu_flags",
-                        lambda cpuinfo="/proc/cpuinfo": frozenset({"avx512_bf16"}))
-    data, blocks = digits
-    task = ImageClassificationSingle(blocks, size=(8, 8), augment=False)
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        model = nn.Sequential(nn.Flatten(), nn.Linear(task.channels * 64, 128), nn.ReLU(), nn.Linear(128, 10))
-    seen = set()
-    model[-1].register_forward_hook(lambda m, i, out: seen.add(out.dtype) if out.device.type != "meta" else None)
-    learner = tasklearner(task, data, model=model, seed=0, progress=False, batch_size=32, precision="auto")
-    assert learner.backend.precision == "bf16-mixed"
-    learner.fit_one_cycle(2, 3e-2)
-    assert seen == {torch.bfloat16}
-    assert learner.validate()["accuracy"] >= 0.95
-    assert all(p.dtype == torch.float32 for p in learner.model.parameters())
+X86_BF16, X86 = frozenset({"avx2", "avx512_bf16"}), frozenset({"avx2"})
+
+
+@pytest.mark.parametrize("requested, default, flags, expected", [
+    (None, True, X86_BF16, ("bf16-mixed", "the CPU has AVX-512 BF16; precision='32-true' for fp32")),
+    (None, True, X86, ("32-true", "the CPU has no bf16 units (AMX or AVX-512 BF16)")),
+    (None, False, X86_BF16, ("32-true", "bf16 is the default for image classification only; "
+                                        "precision='auto' for bf16 where it runs")),
+    ("auto", False, X86_BF16, ("bf16-mixed", "the CPU has AVX-512 BF16; precision='32-true' for fp32")),
+    ("32-true", True, X86_BF16, ("32-true", "as asked")),
+    (32, True, X86_BF16, ("32-true", "as asked")),
+    ("bf16", True, X86, ("bf16-mixed", "as asked")),  # emulated where there are no units: asked for
+    ("16-mixed", True, X86_BF16, ("16-mixed", "as asked")),
+])
+def test_the_precision_rule(monkeypatch, requested, default, flags, expected):
+    """learner/precision.py's rule: explicit as given, "auto" by the hardware, not given by the
+    task (image classification: bf16 where there are units) and the hardware; with the reason."""
+    from hotstart.learner.precision import choose_precision
+
+    monkeypatch.setattr("hotstart.learner.precision.cpu_flags", lambda cpuinfo="/proc/cpuinfo": flags)
+    assert choose_precision(requested, accelerator="cpu", bf16_by_default=default) == expected
+
+
+def test_the_units_are_named_in_the_reason(tmp_path):
+    from hotstart.learner.precision import bf16_units
+
+    amx = cpuinfo(tmp_path, "avx2 avx512_bf16 amx_bf16 amx_tile")
+    assert bf16_units("cpu", cpuinfo=amx) == (True, "the CPU has AMX and AVX-512 BF16")
+    assert bf16_units("cuda", cuda_bf16=True) == (True, "the GPU computes in bf16")
+    assert bf16_units("cuda", cuda_bf16=False) == (False, "the GPU has no bf16 units")
+
+
+def test_tasklearner_defaults_image_classification_to_bf16_only_where_units_are(monkeypatch, make_learner):
+    """Not given: bf16-mixed for image classification on a CPU with bf16 units, fp32 without, with
+    or without data (a loaded model predicts as the learner that saved it); an explicit precision
+    and a tabular task get fp32."""
+    from hotstart import TabularClassificationSingle, ToDevice, datasets
+
+    monkeypatch.setattr("hotstart.learner.precision.cpu_flags", lambda cpuinfo="/proc/cpuinfo": X86_BF16)
+    assert make_learner().backend.precision == "bf16-mixed"
+    assert make_learner(precision="32-true").backend.precision == "32-true"
+    assert make_learner(callbacks=[ToDevice("cpu", precision="32-true")]).backend.precision == "32-true"
+    assert make_learner(data=None).backend.precision == "bf16-mixed"
+    data, blocks = datasets.load("penguins", target="species")
+    table = tasklearner(TabularClassificationSingle(blocks), data, seed=0, progress=False)
+    assert table.backend.precision == "32-true" and "image classification only" in table.choices["precision"].why
+    monkeypatch.setattr("hotstart.learner.precision.cpu_flags", lambda cpuinfo="/proc/cpuinfo": X86)
+    assert make_learner().backend.precision == "32-true"

@@ -13,7 +13,6 @@ import pytest
 import hotstart.warmup as warmup
 import prestart
 from hotstart.warmup import Registry, Workload
-from hotstart.compile_cache import policy
 from hotstart.compile_cache.manifest import config_key, read_manifest, record
 
 HERE = Path(__file__).parent
@@ -71,6 +70,8 @@ def test_real_compiled_warmup_is_side_effect_free(warm_cache):
     assert 0 < verdict["peak_rss_mb"] < 3072
     key = verdict["results"][0]["key"]
     assert key and key in read_manifest(cache)["entries"]
+    # the warm step's time, per sample, for compile="auto" (compile_cache/policy.py)
+    assert 0 < read_manifest(cache)["entries"][key]["step_s_per_sample"] < 60
     assert any((cache / "inductor").iterdir()), "the compile cache folder should be filled"
 
 
@@ -89,6 +90,30 @@ def test_the_warmed_graphs_serve_a_batch_size_the_warmup_never_used(warm_cache):
     assert inductor.get("fxgraph_cache_miss", 0) == 0, counters
     assert aot.get("autograd_cache_hit", 0) >= 2, counters  # the training graph and the inference graph
     assert np.isfinite(counters["valid_loss"])
+
+
+@pytest.mark.prestart("warmup:compiled")
+def test_compile_auto_keeps_a_short_fit_eager_and_compiles_a_long_warm_one(warm_cache, tmp_path):
+    """After the warmup, ``compile="auto"`` (the default) in a new process: a 1-epoch fit stays
+    eager, saying why; the next fit, 3 epochs, compiles, and every graph comes from the warm cache
+    (no AOTAutograd or FX-graph miss). The step time is set in a copy of the manifest
+    (auto_compiled_fit.py), so the decision is the same on any machine."""
+    import shutil
+
+    cache, _ = warm_cache
+    copy = tmp_path / "cache"
+    shutil.copytree(cache, copy)
+    out = subprocess.run([sys.executable, str(HERE / "warmup_fixtures" / "auto_compiled_fit.py"), str(copy)],
+                         capture_output=True, text=True, env=_env(), timeout=900, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    (first, first_why), (second, second_why) = result["said"]
+    assert first == "eager" and "2 steps would save ~1.4 s, less than the ~3 s" in first_why
+    assert second == "compiled" and "6 steps save ~4 s, more than the ~3 s" in second_why and result["compiled"]
+    aot, inductor = result["aot_autograd"], result["inductor"]
+    assert aot.get("autograd_cache_miss", 0) == 0 and inductor.get("fxgraph_cache_miss", 0) == 0, result
+    assert aot.get("autograd_cache_hit", 0) >= 2, result
+    assert np.isfinite(result["valid_loss"])
 
 
 def test_user_workloads_run_and_failures_are_reported(tmp_path, user_module):
@@ -151,61 +176,6 @@ def test_config_key_ignores_classes_and_batch_but_not_backbone_or_size():
     assert a != config_key(None, 3, (128, 128), "cpu", None)
     assert a != config_key("resnet18", 1, (128, 128), "cpu", None)
     assert config_key(object(), 3, (128, 128), "cpu", None) is None
-
-
-def _tiny_learner(compile, classes=("a", "b", "c")):
-    from PIL import Image as PILImage
-
-    from hotstart import Image, ImageClassificationSingle, Label, tasklearner
-
-    rng = np.random.default_rng(0)
-    images = [PILImage.fromarray(rng.integers(0, 256, (16, 16), dtype=np.uint8)) for _ in range(12)]
-    labels = [classes[i % len(classes)] for i in range(12)]
-    task = ImageClassificationSingle((Image(channels=1), Label(labels)), size=(16, 16))
-    return tasklearner(task, (images, labels), batch_size=4, seed=0, progress=False, compile=compile)
-
-
-def test_compile_auto_compiles_only_when_warm_and_paying(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOTSTART_CACHE_DIR", str(tmp_path))
-    key = config_key(None, 1, (16, 16), "cpu", None)
-    # cold: never compiled
-    monkeypatch.setattr(policy, "COMPILE_PAYS", {"cpu": True})
-    assert _tiny_learner("auto").model.compiled_with is None
-    # warm, and compiling pays on this device: compiled (with any number of classes)
-    record(key, workload="test", seconds=1.0, device="cpu", root=tmp_path)
-    assert _tiny_learner("auto", classes=("x", "y", "z", "w", "v")).model.compiled_with is not None
-    # warm, but compiling does not pay on CPU (the shipped policy): eager
-    monkeypatch.setattr(policy, "COMPILE_PAYS", {"cpu": False, "cuda": True})
-    assert _tiny_learner("auto").model.compiled_with is None
-    # explicit choices are obeyed
-    assert _tiny_learner(False).model.compiled_with is None
-    with pytest.raises(ValueError, match="compile must be"):
-        _tiny_learner("sometimes")
-
-
-def test_compile_auto_checks_the_precision_the_backend_got(tmp_path, monkeypatch):
-    """`ToDevice(precision=...)` decides the precision, not the `precision=` argument: a cache
-    warmed in full precision must not make a bf16-mixed run compile, and the reverse."""
-    from hotstart import ToDevice
-
-    monkeypatch.setenv("HOTSTART_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(policy, "COMPILE_PAYS", {"cpu": True})
-
-    def learner(**kw):
-        from PIL import Image as PILImage
-
-        from hotstart import Image, ImageClassificationSingle, Label, tasklearner
-
-        images = [PILImage.new("L", (16, 16), i * 20) for i in range(6)]
-        task = ImageClassificationSingle((Image(channels=1), Label(["a", "b"])), size=(16, 16))
-        return tasklearner(task, (images, ["a", "b"] * 3), batch_size=2, seed=0, progress=False, compile="auto", **kw)
-
-    record(config_key(None, 1, (16, 16), "cpu", None), workload="fp32", seconds=1.0, device="cpu", root=tmp_path)
-    bf16 = [ToDevice("cpu", precision="bf16-mixed")]
-    assert learner().model.compiled_with is not None
-    assert learner(callbacks=bf16).model.compiled_with is None          # warm in fp32 only
-    record(config_key(None, 1, (16, 16), "cpu", "bf16"), workload="bf16", seconds=1.0, device="cpu", root=tmp_path)
-    assert learner(callbacks=bf16).model.compiled_with is not None      # "bf16" is Fabric's "bf16-mixed"
 
 
 def test_cli_list_dry_run_status_and_clear(tmp_path, capsys):

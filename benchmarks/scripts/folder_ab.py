@@ -12,7 +12,11 @@ ratios are the medians of per-round ratios over `--epochs` rounds (after one unt
 round; the order turns by one each round, so that no contender always runs right after the same one):
 
 - hotstart: ``tasklearner`` on ``datasets.ImageFolders`` with its defaults (it chooses its
-  workers), one ``learner.fit(1)`` a round;
+  workers, and keeps the decoded images in memory where they fit), one ``learner.fit(1)`` a round;
+  ``--caches memory,resized,off`` adds one hotstart contender per ``cache=`` (``hotstart-memory``:
+  decoded once into memory, datasets/decoded_cache.py; ``hotstart-resized``: a reduced copy on disk;
+  ``hotstart-off``: every file decoded every epoch), to compare them against each other and the bound
+  in the same rounds;
 - plain: torchvision's ``ImageFolder`` way (`_data.torchvision_datasets`: the same augmentation
   written with ``transforms.v2``) in a DataLoader with `--workers` workers;
 - bound: the plain loop's model, batch size and batch count on tensors decoded and resized once
@@ -45,10 +49,14 @@ from _plain_loop import one_epoch  # noqa: E402
 def main():
     extra = argparse.ArgumentParser(add_help=False)
     extra.add_argument("--also", default="", help="more contenders, comma-separated: lightning, fastai, twin")
+    extra.add_argument("--caches", default="", help="more hotstart contenders, one per cache=: memory, resized, off")
     more, rest = extra.parse_known_args()
     also = [a for a in more.also.split(",") if a]
     if set(also) - {"lightning", "fastai", "twin"}:
         raise SystemExit(f"--also: any of lightning, fastai, twin, got {more.also!r}")
+    caches = {c: {"memory": "memory", "resized": "resized", "off": False}.get(c) for c in more.caches.split(",") if c}
+    if None in caches.values():
+        raise SystemExit(f"--caches: any of memory, resized, off, got {more.caches!r}")
     args = _data.parse_args(rest)
     import timm
     import torch
@@ -82,13 +90,21 @@ def main():
     plain = plain_contender(train_ds, valid_ds, workers)
     data, blocks = datasets.ImageFolders(_data.folder_path(args.n, args.classes))
     task = ImageClassificationSingle(blocks, size=(args.size, args.size))
-    learner = tasklearner(task, data, backbone=args.backbone, batch_size=args.bs, seed=0, progress=False)
 
-    def hotstart():
-        learner.fit(1, args.lr)
-        return len(learner.train_loader) * args.bs + len(learner.valid_loader.dataset)
+    def hotstart_contender(**options):
+        learner = tasklearner(task, data, backbone=args.backbone, batch_size=args.bs, seed=0, progress=False, **options)
 
+        def epoch():
+            learner.fit(1, args.lr)
+            return len(learner.train_loader) * args.bs + len(learner.valid_loader.dataset)
+        epoch.learner = learner
+        return epoch
+
+    hotstart = hotstart_contender()
+    learner = hotstart.learner
     contenders = {"hotstart": hotstart, "plain": plain, "bound": bound}
+    for name, cache in caches.items():
+        contenders[f"hotstart-{name}"] = hotstart_contender(cache=cache)
     if "lightning" in also:
         contenders["lightning"] = lightning_contender(args, len(classes), train_ds, valid_ds, workers)
     if "fastai" in also:
@@ -114,6 +130,7 @@ def main():
     out = {"over_bound": {k: paired(k, "bound") for k in ips}, "over_plain": {k: paired(k, "plain") for k in ips},
            "args": {k: v for k, v in vars(args).items()}, "rounds": args.epochs, "load_at_round_start": loads,
            "num_workers": [learner.train_loader.num_workers, learner.valid_loader.num_workers],
+           "hotstart_choices": {k: f"{c.value} ({c.why})" for k, c in learner.choices.items()},
            "img_per_s": {k: [round(v, 2) for v in vs] for k, vs in ips.items()},
            "hotstart_over_bound": paired("hotstart", "bound"), "plain_over_bound": paired("plain", "bound"),
            "hotstart_over_plain": paired("hotstart", "plain")}

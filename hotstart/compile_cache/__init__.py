@@ -7,7 +7,7 @@ and this package imports neither of them (it sees a task and a model only by duc
 
     cache.py     where the cache lives; `inductor_cache` points Inductor at it
     manifest.py  what the warmup has warmed (JSON, written atomically, merged under a lock)
-    policy.py    ``compile="auto"``: compile only when warm and when it pays on the device
+    policy.py    ``compile="auto"``: compile when warm and the fit is long enough to gain
     compile.py   `compile_backbone`: compile a TaskModel's backbone into the cache
     quiet.py     `quiet_torch_notices`: drop torch's "No CUDA runtime" notice while compiling
     clear.py     `clear`: delete the cache, only where the manifest marks it (``warmup --clear``)
@@ -15,8 +15,8 @@ and this package imports neither of them (it sees a task and a model only by duc
 from .cache import ENV_VAR, cache_dir, inductor_cache, inductor_dir
 from .compile import CompiledBackbone, compile_backbone, compile_context
 from .manifest import FORMAT, config_key, is_warm, load_manifest, manifest_path, read_manifest, record
-from .policy import COMPILE_PAYS, should_compile
+from .policy import compile_decision, compile_pays
 
 __all__ = ["ENV_VAR", "cache_dir", "inductor_cache", "inductor_dir", "CompiledBackbone", "compile_backbone", "compile_context",
-           "FORMAT", "config_key", "is_warm", "load_manifest", "manifest_path", "read_manifest", "record", "COMPILE_PAYS",
-           "should_compile"]
+           "FORMAT", "config_key", "is_warm", "load_manifest", "manifest_path", "read_manifest", "record", "compile_decision",
+           "compile_pays"]

@@ -18,17 +18,19 @@ import os
 import time
 from pathlib import Path
 
+from ..precisions import FP32, canonical_precision
 from .cache import cache_dir, writes
 
 FORMAT = "hotstart.warmup/1"
 
 
-# Lightning Fabric's short precision names -> the names it resolves them to (one key per precision)
-_PRECISION_ALIASES = {"32": "32-true", "16": "16-mixed", "bf16": "bf16-mixed", "64": "64-true"}
+def config_key(backbone, in_chans: int, size, device_type: str, precision: str | None,
+               channels_last: bool = False) -> str | None:
+    """The cache-relevant configuration as a string; None when it cannot be named (a custom module).
 
-
-def config_key(backbone, in_chans: int, size, device_type: str, precision: str | None) -> str | None:
-    """The cache-relevant configuration as a string; None when it cannot be named (a custom module)."""
+    `channels_last`: the batches' memory layout (learner/memory_format.py). Compiled graphs guard on
+    the input's strides, so graphs warmed with contiguous batches do not serve channels_last ones;
+    the key of a contiguous configuration is the one it had before layouts were chosen."""
     import torch
 
     if backbone is None:
@@ -37,10 +39,14 @@ def config_key(backbone, in_chans: int, size, device_type: str, precision: str |
         name = backbone
     else:
         return None
-    precision = _PRECISION_ALIASES.get(str(precision or "32-true"), str(precision or "32-true"))
+    precision = canonical_precision(precision or FP32)  # one key per precision
     h, w = (int(s) for s in size)
-    return f"torch={torch.__version__}|{device_type}|{name}|in{int(in_chans)}|{h}x{w}|{precision}"
+    layout = "|channels_last" if channels_last else ""
+    return f"torch={torch.__version__}|{device_type}|{name}|in{int(in_chans)}|{h}x{w}|{precision}{layout}"
 
+
+STEP_FIELD = "step_s_per_sample"
+"""An entry's optional field: the warmup's warm compiled training step, seconds per sample."""
 
 MANIFEST = "manifest.json"
 LOCK = "manifest.lock"
@@ -172,14 +178,21 @@ def _unlock(fd) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def record(key: str, *, workload: str, seconds: float, device: str, root=None) -> None:
-    """Add (or replace) one entry: under the lock, re-read the manifest, merge, replace atomically."""
+def record(key: str, *, workload: str, seconds: float, device: str, root=None,
+           step_s_per_sample: float | None = None) -> None:
+    """Add (or replace) one entry: under the lock, re-read the manifest, merge, replace atomically.
+
+    `step_s_per_sample`: the warm compiled training step's seconds per sample, as the warmup
+    measured it (``compile="auto"`` estimates a fit's gain from it: policy.py); optional, an entry
+    without it is warm but never compiled by ``"auto"`` on CPU."""
     import torch
 
     from ..atomic import atomic_write_bytes
 
     entry = {"workload": workload, "seconds": round(float(seconds), 3), "device": device,
              "torch": torch.__version__, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    if step_s_per_sample is not None:
+        entry[STEP_FIELD] = float(step_s_per_sample)
     with manifest_lock(root), writes(cache_dir(root)):
         data = read_manifest(root)
         data["entries"][key] = entry

@@ -50,11 +50,12 @@ from pathlib import Path
 
 from ..cache_writes import cache_writes
 from ..errors import UsageError
-from .containers import Data, as_data, mapobs
+from .containers import Data, Subset, as_data, mapobs
 from .errors import DatasetError
 from .images import load_image
 
-__all__ = ["CACHE_KINDS", "CopyPaths", "cache_data", "cache_root", "resized_copy", "resized_size"]
+__all__ = ["CACHE_KINDS", "CopyPaths", "cache_data", "cache_root", "file_stamp", "image_paths", "reads_image_files",
+           "resized_copy", "resized_size", "shrunk_pixels"]
 
 CACHE_KINDS = ("resized",)
 FORMAT_VERSION = 2  # 2: the key holds inode and ctime; each copy has an in-use lock file
@@ -81,6 +82,48 @@ def resized_size(hw, size) -> tuple[int, int] | None:
     return None if new == (h, w) else new
 
 
+def image_paths(inputs) -> list | None:
+    """The files of `inputs`, in order, when they are image files read by `load_image` (the inputs
+    of `ImageFolders` / `ImageTable` data: ``mapobs(load_image, paths)``), possibly through `Subset`
+    views (a split); None when they are not."""
+    views = []
+    while isinstance(inputs, Subset):
+        views.append(inputs.indices)
+        inputs = inputs.container
+    if not (isinstance(inputs, mapobs) and inputs.f is load_image
+            and all(isinstance(p, (str, os.PathLike)) for p in inputs.container)):
+        return None
+    paths = list(inputs.container)
+    for indices in reversed(views):
+        paths = [paths[i] for i in indices]
+    return paths
+
+
+def reads_image_files(inputs) -> bool:
+    """Whether `inputs` are image files read by `load_image` (`image_paths`)."""
+    return image_paths(inputs) is not None
+
+
+def file_stamp(path) -> tuple:
+    """What tells a file's contents apart without reading them: inode, byte size, modification and
+    status-change times (the module docstring says why the mtime alone is not enough)."""
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def shrunk_pixels(image, size):
+    """The copy's pixels of a decoded image (PIL, "L" or "RGB"): C x H x W uint8, resized with the
+    antialiased bilinear kernel to `resized_size`; None when the image is read as it is (not
+    larger). The copy on disk stores exactly these (PNG is lossless), and ``cache="memory"``
+    (decoded_cache.py) keeps them in memory."""
+    new = resized_size((image.height, image.width), size)
+    if new is None:
+        return None
+    import torchvision.transforms.v2.functional as F
+
+    return F.resize(F.pil_to_tensor(image), list(new), antialias=True)
+
+
 def cache_data(data, cache: str, size, *, argument: str = "data") -> Data:
     """`data` (image files: `ImageFolders` / `ImageTable` data) read through a cached copy at `size`.
 
@@ -92,8 +135,7 @@ def cache_data(data, cache: str, size, *, argument: str = "data") -> Data:
         raise UsageError(f'cache="resized" needs a task whose images have a size (ImageClassificationSingle(size=...))')
     data = as_data(data)
     inputs = data.inputs
-    if not (isinstance(inputs, mapobs) and inputs.f is load_image
-            and all(isinstance(p, (str, os.PathLike)) for p in inputs.container)):
+    if not (isinstance(inputs, mapobs) and reads_image_files(inputs)):
         raise UsageError(f'cache="resized": {argument} must hold image files (from ImageFolders or ImageTable); '
                          f"its inputs are {inputs!r}")
     paths = resized_copy([os.fspath(p) for p in inputs.container], size)
@@ -148,8 +190,8 @@ def _digests(paths, size) -> tuple[str, str]:
     source = hashlib.sha256(common.encode()).hexdigest()[:12]
     h = hashlib.sha256(json.dumps({"size": size, "version": FORMAT_VERSION}).encode())
     for p in paths:
-        st = os.stat(p)  # a missing file: FileNotFoundError naming it, as reading it would
-        h.update(f"\0{p}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}".encode())
+        ino, size_, mtime, ctime = file_stamp(p)  # a missing file: FileNotFoundError naming it, as reading it would
+        h.update(f"\0{p}\0{ino}\0{size_}\0{mtime}\0{ctime}".encode())
     return source, h.hexdigest()[:24]
 
 
@@ -193,11 +235,10 @@ def _build(paths, size, folder: Path, key: str) -> _Lease | None:
         with torch.inference_mode():
             for i, p in enumerate(paths):
                 image = load_image(p)  # a source that cannot be read is its own error, not the cache's
-                new = resized_size((image.height, image.width), size)
-                if new is None:
+                pixels = shrunk_pixels(image, size)
+                if pixels is None:
                     names.append(None)
                     continue
-                pixels = F.resize(F.pil_to_tensor(image), list(new), antialias=True)
                 name = f"{i:07d}.png"
                 with writes():
                     _write_fsynced(tmp / name, F.to_pil_image(pixels), image.mode)

@@ -1,10 +1,11 @@
 """Where the model runs: devices, precision and multi-process training.
 
-Anything beyond one process in fp32 goes through Lightning Fabric (``lightning_fabric``): GPUs,
-mixed precision, DDP / FSDP strategies, many nodes. Fabric is imported only then: a single CPU
-process in full precision is exactly ``model.to("cpu")``, and importing ``lightning_fabric``
-(which also imports torchmetrics) costs about a second of start-up that such a run would pay for
-nothing.
+One CPU process in fp32 or bf16 mixed precision is a `PlainBackend`: ``model.to("cpu")``, and for
+bf16 ``torch.autocast`` (learner/mixed_precision.py, the same numbers as Fabric's plugin).
+Anything else goes through Lightning Fabric (``lightning_fabric``): GPUs, fp16 and the "-true"
+precisions, DDP / FSDP strategies, many nodes. Fabric is imported only then: importing
+``lightning_fabric`` (which also imports torchmetrics) costs about 3 s of CPU time at start-up
+(measured in mixed_precision.py) that a one-process CPU run would pay for nothing.
 
 `Backend` declares what the loop, the callbacks and the metrics may ask of a backend, once, with
 the reason for each member. Lightning Fabric's rule applies: every member exists on every
@@ -21,7 +22,10 @@ from typing import Sequence
 
 import torch
 
+from ..errors import UsageError
 from ..gc_pause import import_paused
+from ..precisions import BF16_MIXED, FP32, canonical_precision
+from .mixed_precision import MixedPrecisionModule
 from .precision import auto_precision
 
 
@@ -134,18 +138,31 @@ def _flat_collective(tensors: Sequence[torch.Tensor], run, *, in_place: bool) ->
     return out
 
 
-class PlainBackend(Backend):
-    """One process, one device, full precision: no Fabric needed."""
+PLAIN_PRECISIONS = (FP32, BF16_MIXED)
+"""The precisions a `PlainBackend` runs (fp32, and bf16 mixed through ``torch.autocast``)."""
 
-    def __init__(self, device: str = "cpu"):
+
+class PlainBackend(Backend):
+    """One process, one device, fp32 or bf16 mixed precision: no Fabric needed.
+
+    bf16-mixed wraps the model in a `MixedPrecisionModule` (inputs to bf16, autocast, outputs to
+    float32: Fabric's ``bf16-mixed``, without importing Fabric)."""
+
+    def __init__(self, device: str = "cpu", precision: str = FP32):
         self.device = torch.device(device)
-        self.precision = "32-true"
+        self.precision = canonical_precision(precision)
+        if self.precision not in PLAIN_PRECISIONS:
+            raise UsageError(f"PlainBackend runs precision {' or '.join(map(repr, PLAIN_PRECISIONS))}, "
+                             f"not {precision!r}: make_backend gives other precisions to Lightning Fabric")
         self.is_global_zero = True
         self.world_size = 1
         self.global_rank = 0
 
     def setup_module(self, model):
-        return model.to(self.device)
+        model = model.to(self.device)
+        if self.precision == BF16_MIXED:
+            return MixedPrecisionModule(model, self.device.type)
+        return model
 
     def setup_optimizer(self, optimizer):
         return optimizer
@@ -159,10 +176,12 @@ class PlainBackend(Backend):
         return tuple(t.to(self.device, non_blocking=True) for t in batch)
 
     def autocast(self):
+        if self.precision == BF16_MIXED:
+            return torch.autocast(self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
     def backward(self, loss) -> None:
-        loss.backward()
+        loss.backward()  # bf16 needs no loss scaling (nor does Fabric's bf16-mixed)
 
     def no_backward_sync(self, model, skip: bool):
         return contextlib.nullcontext()
@@ -190,7 +209,8 @@ class PlainBackend(Backend):
         """Nothing to wait for in one process."""
 
     def __repr__(self):
-        return f"PlainBackend({self.device})"
+        return f"PlainBackend({self.device})" if self.precision == FP32 else \
+            f"PlainBackend({self.device}, precision={self.precision!r})"
 
 
 class FabricBackend(Backend):
@@ -308,11 +328,21 @@ def launched_processes() -> tuple[int, int] | None:
             return per_node, int(env.get("SLURM_NNODES", 1))
     return None
 
+def resolve_accelerator(accelerator=None) -> str:
+    """The accelerator a run gets: ``None`` / "auto" is "cuda" when a GPU is there, else "cpu";
+    "gpu" is "cuda"; anything else as given (Fabric checks it)."""
+    acc = accelerator or "auto"
+    if acc == "auto":
+        acc = "cuda" if torch.cuda.is_available() else "cpu"
+    return "cuda" if acc == "gpu" else acc
+
+
 def make_backend(accelerator=None, devices=None, strategy=None, precision=None, num_nodes=None):
     """Pick the backend: a GPU when one is there (unless told otherwise), Fabric when it is needed.
 
     ``precision="auto"`` becomes bf16-mixed on hardware with bf16 units, else fp32
-    (learner/precision.py, with the measurements); ``None`` is fp32.
+    (learner/precision.py, with the measurements); ``None`` is fp32 (`tasklearner` passes its
+    task's default instead). One CPU process in fp32 or bf16-mixed is a `PlainBackend`.
 
     Several processes: ``devices=2`` (and ``strategy="ddp"``, the default then) re-launches the
     script; under torchrun or SLURM the launcher's process count is used (`launched_processes`)."""
@@ -322,17 +352,13 @@ def make_backend(accelerator=None, devices=None, strategy=None, precision=None, 
         strategy = strategy if strategy not in (None, "auto") else "ddp"
     if (devices not in (None, 1) or (num_nodes or 1) > 1) and strategy in (None, "auto"):
         strategy = "ddp"
-    acc = accelerator or "auto"
-    if acc == "auto":
-        acc = "cuda" if torch.cuda.is_available() else "cpu"
-    if acc == "gpu":
-        acc = "cuda"
-    precision = str(precision) if precision is not None else "32-true"
+    acc = resolve_accelerator(accelerator)
+    precision = canonical_precision(precision if precision is not None else FP32)
     if precision == "auto":  # bf16 mixed precision where there are bf16 units (learner/precision.py)
         precision = auto_precision(acc)
-    simple = (acc == "cpu" and precision in ("32-true", "32") and devices in (None, 1)
+    simple = (acc == "cpu" and precision in PLAIN_PRECISIONS and devices in (None, 1)
               and strategy in (None, "auto") and (num_nodes or 1) == 1)
     if simple:
-        return PlainBackend("cpu")
+        return PlainBackend("cpu", precision)
     return FabricBackend(accelerator=acc, devices=devices or 1, strategy=strategy or "auto", precision=precision,
                          num_nodes=num_nodes or 1)

@@ -47,8 +47,6 @@ shared with other jobs, load average 5-14 as given; CPU ms are this process's, p
 """
 from __future__ import annotations
 
-import contextlib
-import os
 import time
 
 import numpy as np
@@ -57,62 +55,52 @@ from torch.utils.data import DataLoader, Dataset
 
 from ..datasets.containers import source_index
 from ..errors import UsageError
+from ..threads import one_intra_op_thread, usable_cores
 from .rng import derive_seed, torch_generator
 
 
 class TaskDataset(Dataset):
-    def __init__(self, task, data, context: str, seed: int = 0):
+    """`data`'s samples encoded by `task` in `context` ("training": augmented from (seed, epoch,
+    index)). `decoded`: the inputs' decoded images kept in memory (datasets/decoded_cache.py,
+    ``cache="memory"``), read instead of `inputs` (which stay the raw inputs: files, for the
+    exports' calibration and checks); filled when the first epoch starts (`set_epoch`)."""
+
+    def __init__(self, task, data, context: str, seed: int = 0, decoded=None):
         self.task = task
         self.inputs, self.targets = data
         self.context = context
         self.seed = seed
         self.epoch = 0
+        if decoded is not None and len(decoded) != len(self.inputs):
+            raise UsageError(f"the decoded images ({len(decoded)}) are not the inputs ({len(self.inputs)})")
+        self.decoded = decoded
+
+    def set_epoch(self, epoch: int) -> None:
+        """Before an epoch (in the main process): its augmentation seed; the decoded images are
+        filled before the first (and are then read by every worker)."""
+        self.epoch = epoch
+        if self.decoded is not None:
+            self.decoded.fill()
 
     def __len__(self):
         return len(self.inputs)
 
     def __getitem__(self, i):
         rng = np.random.default_rng([self.seed, self.epoch, int(i)])
-        x, y = self.inputs[i], self.targets[i]
+        x, y = (self.inputs if self.decoded is None else self.decoded)[i], self.targets[i]
         # name the sample by its index in the whole dataset, not its position in this split
         return self.task.encode_sample((x, y), self.context, rng, where=f"sample {source_index(self.inputs, i)}")
 
     def __getitems__(self, indices):
-        """A batch's samples (DataLoader calls this when it exists), encoded with one intra-op thread.
-
-        Encoding runs many tiny tensor ops per sample (resize, the rotation's affine grid); spread
-        over torch's threads they only wait on each other. Measured on 2 shared, busy cores: 8
-        digits batches took 15-31 s with 2 threads and 1.0-1.7 s with 1 (DataLoader's worker
-        processes use 1 thread for the same reason). The setting is restored after the batch.
-        """
-        with _one_intra_op_thread():
+        """A batch's samples (DataLoader calls this when it exists), encoded with one intra-op
+        thread (hotstart/torch_threads.py says why, with the measurement)."""
+        with one_intra_op_thread():
             return [self[i] for i in indices]
-
-
-@contextlib.contextmanager
-def _one_intra_op_thread():
-    saved = torch.get_num_threads()
-    if saved == 1:
-        yield
-        return
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(saved)
 
 
 WORKER_WORTH_S = 0.5
 """`auto_num_workers` starts workers only when loading an epoch is estimated to take at least
 this long: starting a worker process costs ~0.1 s an epoch (forked anew each epoch; measured)."""
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 2) -> int:
@@ -131,7 +119,7 @@ def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 2) -> in
         return 0
     cost = 0.0
     try:
-        with _one_intra_op_thread():  # as the main process loads a batch (TaskDataset.__getitems__)
+        with one_intra_op_thread():  # as the main process loads a batch (TaskDataset.__getitems__)
             for i in range(min(probe, n)):
                 t0 = time.perf_counter()
                 dataset[i]
@@ -199,7 +187,9 @@ def make_loader(dataset: TaskDataset, *, batch_size: int, train: bool, num_worke
 
 def set_epoch(loader: DataLoader, epoch: int, seed: int) -> None:
     """Before each epoch: a new shuffle order and new augmentations, both from the seed."""
-    if isinstance(loader.dataset, TaskDataset) or hasattr(loader.dataset, "epoch"):
+    if isinstance(loader.dataset, TaskDataset):
+        loader.dataset.set_epoch(epoch)
+    elif hasattr(loader.dataset, "epoch"):  # a user's dataset that follows the convention
         loader.dataset.epoch = epoch
     if getattr(loader, "generator", None) is not None:
         loader.generator.manual_seed(derive_seed(seed, epoch))

@@ -53,7 +53,12 @@ class Learner:
     def __init__(self, model, train_loader, valid_loader, loss_func, *, optimizer="adamw", metrics=None,
                  callbacks: Sequence[Callback] = (), task=None, seed: int | None = None, backend=None,
                  progress: bool = True, model_config: dict | None = None, wd: float = 0.01, sync_bn: bool = False,
-                 compiled=None):
+                 compiled=None, auto_compile=None, channels_last: bool = False, choices: dict | None = None):
+        """`compiled`: the compile cache's `CompiledBackbone` when the backbone is compiled already;
+        `auto_compile`: an `AutoCompile` (compiling.py) that decides at each fit's start, until it
+        compiles; `channels_last`: batches reach the model in channels_last layout
+        (memory_format.py); `choices`: what the defaults chose, name -> `Choice`, for the fit's
+        first line (choices.py; `tasklearner` fills it)."""
         from .backend import make_backend
         from .callbacks.metrics import Metrics
         from .callbacks.nan_guard import NonFiniteGuard
@@ -71,6 +76,9 @@ class Learner:
         self.wd = wd
         self.sync_bn = sync_bn  # across processes: BatchNorm statistics over the global batch
         self.compiled = compiled  # the compile cache's CompiledBackbone when the backbone was compiled (compiling.py)
+        self.auto_compile = auto_compile
+        self.channels_last = bool(channels_last)
+        self.choices = dict(choices or {})
         self.recorder = Recorder()
         self.cbs: list[Callback] = []
         defaults = [self.recorder, Metrics(metrics, activation=None if task is None else task.activation), NonFiniteGuard()]
@@ -224,6 +232,7 @@ class Learner:
         self.fit_state = fs = FitState(n_epoch=int(n_epoch), n_iter=len(self._train_dl), accumulate=int(accumulate),
                                        fit_seed=derive_seed(self.seed, index), fit_index=index,
                                        schedule=schedule or constant_schedule(lr))
+        self._decide_compile(fs)
         ckpt = None
         if resume is not None:
             from .checkpoint import checkpoint_to_resume
@@ -274,6 +283,33 @@ class Learner:
                 self.event("after_fit")  # also on errors and KeyboardInterrupt: history is kept
         return self
 
+    def _decide_compile(self, fs: FitState) -> None:
+        """``compile="auto"``: now that the fit's length is known, compile or not (compiling.py),
+        and say which in `choices`. Nothing to decide once compiled, or when compile was given."""
+        if self.compiled is not None or self.auto_compile is None:
+            return
+        from .choices import Choice
+
+        batches = fs.n_epoch * fs.n_iter
+        do, why = self.auto_compile.decide(batches, self._train_dl.batch_size or 1)
+        if do:
+            from .compiling import compile_now
+
+            self.compiled = compile_now(self.task_model())
+        self.choices["compile"] = Choice("compiled" if do else "eager", f"compile='auto': {why}")
+
+    def _batch_to_device(self, batch):
+        """A loader's batch on the backend's device, the inputs in the learner's memory layout."""
+        if torch.is_tensor(batch):  # inputs alone (a test loader)
+            xb, yb = self.backend.to_device((batch,))[0], None
+        else:
+            xb, yb = self.backend.to_device(batch)
+        if self.channels_last:
+            from .memory_format import to_channels_last
+
+            xb = to_channels_last(xb)
+        return xb, yb
+
     def _train_epoch(self):
         """The training phase of one epoch: every batch through `train_step`, with its events."""
         fs = self.fit_state
@@ -285,7 +321,7 @@ class Learner:
         for self.iter, batch in enumerate(self.dl):
             if self.iter < skip:  # resumed mid-epoch: these batches were trained on before
                 continue
-            self.xb, self.yb = self.backend.to_device(batch)
+            self.xb, self.yb = self._batch_to_device(batch)
             try:
                 self.event("before_batch")
                 self.train_step()
@@ -458,10 +494,7 @@ class Learner:
             self.event("before_validate")
             with torch.no_grad():
                 for self.iter, batch in enumerate(loader):
-                    if torch.is_tensor(batch):  # inputs alone (a test loader)
-                        xb, yb = self.backend.to_device((batch,))[0], None
-                    else:
-                        xb, yb = self.backend.to_device(batch)
+                    xb, yb = self._batch_to_device(batch)
                     if transform is not None:
                         xb = transform(xb)
                     self.xb, self.yb, self.pred = xb, yb, None

@@ -1,34 +1,49 @@
-"""``precision="auto"``: bf16 mixed precision where the hardware has bf16 units, fp32 elsewhere.
+"""Which precision a fit runs in: bf16 mixed precision by default where it was measured to be
+faster and as accurate, fp32 elsewhere, and exactly what was asked for when asked.
 
-What was measured (benchmarks/README.md, "Precision and compile on this CPU"): on this machine's
-AMD EPYC cores, which have ``avx512_bf16`` (and ``avx512_vnni``) but no AMX tiles, two threads,
-nothing else running, one process with the configurations alternating
-(``benchmarks/scripts/precision_cpu.py --size 128 --bs 32 --steps 4 --rounds 3 --no-compile``):
+The rule (`choose_precision`):
 
-    resnet10t at 128x128: fp32 56.7 img/s, bf16-mixed 104.5 img/s (1.84x)
-    resnet18  at 128x128: fp32 44.2 img/s, bf16-mixed  76.7 img/s (1.74x)
+- an explicit precision (``"32-true"``, ``"bf16-mixed"``, ``"16-mixed"``, ...) is used as given;
+- ``"auto"``: bf16-mixed where the hardware has bf16 units (`bf16_units`), fp32 elsewhere;
+- not given (``None``): ``"auto"`` for tasks whose ``bf16_by_default`` is true (image
+  classification, the tasks it was measured on), fp32 for the others (tables, series,
+  segmentation, keypoints: not measured; a table's category indices would be cast to bf16 with the
+  inputs, exact only up to 256).
 
-Accuracy, through hotstart itself (``benchmarks/scripts/precision_digits.py --seeds 3 --epochs 3``:
-the built-in digits, resnet10t at 32x32, 3 epochs, seeds 0-2): validation accuracy 0.9833 in fp32
-(0.9861, 0.9805, 0.9833) and 0.9824 with ``"auto"`` = bf16-mixed (0.9889, 0.9721, 0.9861), at the
-same speed there (10.8 s against 10.6 s a fit: at 32x32 the per-batch overheads dominate, and
-the gain is on larger images). Intel's AMX tiles (``amx_bf16``) run the same bf16
-matrix work faster still, so a CPU with either flag gets bf16-mixed; any other CPU stays in fp32,
-where bf16 would be emulated. A CUDA device that supports bf16 gets it too (Fabric's
-``bf16-mixed``: no loss scaling needed, unlike fp16).
+Why bf16 by default on this CPU (an AMD EPYC with ``avx512_bf16``, no AMX; benchmarks/README.md,
+"Precision and compile on this CPU"):
 
-Why it is a choice and not the default (``precision=None`` is fp32, as in Lightning and fastai):
-mixed precision changes the numbers. Predictions made under it differ from an fp32 model's (and
-from the ONNX / ``.pt2`` exports, which run in fp32) by bf16's rounding, about 3 significant
-digits; a user comparing against a reference asks for it knowingly. ``"auto"`` is that request.
-It runs through Lightning Fabric's precision plugin (learner/backend.py), like any other
-precision, so it also costs the ~1 s of importing Fabric at start-up. Across processes each one
-reads its own CPU's flags: on machines with different CPUs, give the precision explicitly.
+- speed, on quiet cores (``benchmarks/scripts/precision_cpu.py --size 128 --bs 32 --steps 4
+  --rounds 3 --no-compile``): resnet10t at 128x128 56.7 img/s in fp32, 104.5 in bf16-mixed
+  (1.84x); resnet18 44.2 and 76.7 (1.74x). At 32x32 (the digits, 3 epochs through hotstart) the fit
+  took 10.8 s in fp32 and 10.6 s in bf16: per-batch overheads dominate there, and bf16 neither
+  helps nor hurts;
+- accuracy (``benchmarks/scripts/precision_accuracy.py --seeds 5``,
+  results/precision-accuracy.json): on both tasks of the time-to-accuracy benchmark, bf16's mean
+  final accuracy over 5 seeds lies within fp32's spread (see that file and benchmarks/README.md
+  for the table);
+- cost at start-up: none. One CPU process runs bf16 through ``torch.autocast``
+  (learner/mixed_precision.py), not Lightning Fabric, whose import costs ~3 s of CPU time.
+
+Intel's AMX tiles (``amx_bf16``) run the same bf16 matrix work faster still, so a CPU with either
+flag counts; any other CPU stays in fp32, where bf16 would be emulated (slower). A CUDA device
+with bf16 in hardware (Ampere and later) gets it too (Fabric's ``bf16-mixed``: no loss scaling,
+unlike fp16). Across processes each one reads its own CPU's flags: on machines with different
+CPUs, give the precision explicitly.
+
+What bf16 changes: the forward pass computes in bf16 (about 3 significant digits), so a model's
+outputs differ from an fp32 run's by that rounding, and two fits differ from fp32 fits. The
+weights, gradients and optimizer stay float32, and saved models, checkpoints and every export
+are float32. Give ``precision="32-true"`` for today's fp32 numbers (tests that compare bit for bit
+do).
 """
 from __future__ import annotations
 
-BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16")
-"""/proc/cpuinfo flags of CPUs whose bf16 matrix units pay (AMX tiles; AVX-512 BF16 instructions)."""
+from ..precisions import BF16_MIXED, FP32, canonical_precision
+
+BF16_CPU_FLAGS = {"amx_bf16": "AMX", "avx512_bf16": "AVX-512 BF16"}
+"""/proc/cpuinfo flags of CPUs whose bf16 matrix units pay (AMX tiles; AVX-512 BF16
+instructions), with the names the fit's first line gives them."""
 
 
 def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> frozenset[str]:
@@ -49,20 +64,44 @@ def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> frozenset[str]:
 
 def cpu_has_bf16_units(cpuinfo: str = "/proc/cpuinfo") -> bool:
     """Whether this CPU has AMX or AVX-512 BF16 units (`BF16_CPU_FLAGS`)."""
-    return any(flag in cpu_flags(cpuinfo) for flag in BF16_CPU_FLAGS)
+    return bf16_units("cpu", cpuinfo=cpuinfo)[0]
 
 
-def auto_precision(accelerator: str, *, cuda_bf16: bool | None = None, cpuinfo: str = "/proc/cpuinfo") -> str:
-    """The precision ``"auto"`` stands for on `accelerator` ("cpu" or "cuda"): ``"bf16-mixed"``
-    where bf16 units exist, else ``"32-true"``. `cuda_bf16` defaults to
-    ``torch.cuda.is_bf16_supported()``."""
+def bf16_units(accelerator: str, *, cuda_bf16: bool | None = None, cpuinfo: str = "/proc/cpuinfo") -> tuple[bool, str]:
+    """(whether `accelerator` ("cpu", "cuda", ...) has bf16 units, what it has, in words for the
+    fit's first line). `cuda_bf16` defaults to ``torch.cuda.is_bf16_supported()`` without emulation."""
     if accelerator == "cuda":
         if cuda_bf16 is None:
             import torch
 
             # bf16 in hardware (Ampere and later), not torch's emulation on older cards (T4, V100)
             cuda_bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False))
-        return "bf16-mixed" if cuda_bf16 else "32-true"
+        return cuda_bf16, "the GPU computes in bf16" if cuda_bf16 else "the GPU has no bf16 units"
     if accelerator == "cpu":
-        return "bf16-mixed" if cpu_has_bf16_units(cpuinfo) else "32-true"
-    return "32-true"
+        flags = cpu_flags(cpuinfo)
+        names = [name for flag, name in BF16_CPU_FLAGS.items() if flag in flags]
+        if names:
+            return True, f"the CPU has {' and '.join(names)}"
+        return False, "the CPU has no bf16 units (AMX or AVX-512 BF16)"
+    return False, f"bf16 is not measured on {accelerator}"
+
+
+def auto_precision(accelerator: str, *, cuda_bf16: bool | None = None, cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The precision ``"auto"`` stands for on `accelerator`: ``"bf16-mixed"`` where bf16 units
+    exist (`bf16_units`), else ``"32-true"``."""
+    return BF16_MIXED if bf16_units(accelerator, cuda_bf16=cuda_bf16, cpuinfo=cpuinfo)[0] else FP32
+
+
+def choose_precision(requested, *, accelerator: str, bf16_by_default: bool, cuda_bf16: bool | None = None,
+                     cpuinfo: str = "/proc/cpuinfo") -> tuple[str, str]:
+    """(precision, why) for a fit: the rule of the module docstring. `requested` is the user's
+    ``precision=`` (None: not given); `bf16_by_default` the task's ``bf16_by_default``. `why` is
+    what the fit's first line says after the precision."""
+    if requested is not None and canonical_precision(requested) != "auto":
+        return canonical_precision(requested), "as asked"
+    units, words = bf16_units(accelerator, cuda_bf16=cuda_bf16, cpuinfo=cpuinfo)
+    if requested is None and not bf16_by_default:
+        return FP32, "bf16 is the default for image classification only; precision='auto' for bf16 where it runs"
+    if units:
+        return BF16_MIXED, f"{words}; precision='32-true' for fp32"
+    return FP32, words

@@ -31,8 +31,8 @@ compile_cache/compile.py) does not extend to sizes. The input's height and width
 compiled graph, and the warmup's manifest is keyed by size (compile_cache/manifest.py), so each
 size is its own cache entry: warm every size you train at. A compiled model meeting a size it was
 not warmed for compiles once for it (at that fit's first batch at the size, i.e. mid-fit with
-``sizes=``) and is cached from then on; ``compile="auto"`` decided when the learner was built,
-for its first size.
+``sizes=``) and is cached from then on; ``compile="auto"`` asks the manifest about the size the
+learner was built at, when each fit starts.
 """
 from __future__ import annotations
 

@@ -9,23 +9,40 @@ Which part of hotstart owns each argument (read this before adding one):
 | valid_pct, seed        | datasets/ split_random  | the random split when no validdata / folder split    |
 | batch_size, num_workers| learner/data.py         | DataLoaders (seeded shuffle, drop_last in training); |
 |                        |                         | num_workers "auto": from the cores and sample cost   |
-| cache                  | datasets/resized_cache  | "resized": image files read from a copy at the size  |
+| cache                  | datasets/decoded_cache, | None (auto): image files decoded once into memory    |
+|                        | datasets/resized_cache  | where they fit; "memory"; "resized": a reduced copy  |
+|                        |                         | on disk; False: every file read every epoch          |
 | backbone, model,       | models/ (factory.py)    | timm name / nn.Module / small CNN, + task head;      |
 | pretrained             |                         | pretrained stats replace the task's normalization    |
 | layers, ps, emb_drop   | models/tabular.py       | tables: MLP widths, dropouts, embedding dropout      |
-| compile                | learner/compiling.py    | torch.compile of the backbone (False, True, "auto")  |
-| device, precision,     | learner/backend.py      | plain CPU, or Lightning Fabric (GPU, mixed precision,|
-| devices, strategy,     |                         | multi-process: devices=2 re-launches the script,     |
-| num_nodes, sync_bn,    |                         | torchrun / SLURM detected; sync_bn converts          |
-| ToDevice/ToGPU in cbs  |                         | BatchNorm to SyncBatchNorm)                          |
+| compile                | learner/compiling.py,   | torch.compile of the backbone (False, True, None =   |
+|                        | compile_cache/policy.py | "auto": at each fit's start, if warm and long enough)|
+| channels_last          | learner/memory_format.py| the batches' layout (None: channels_last at 128 px+) |
+| device, precision,     | learner/backend.py,     | one CPU process (fp32, or bf16 through autocast), or |
+| devices, strategy,     | learner/precision.py    | Lightning Fabric (GPU, other precisions, multi-      |
+| num_nodes, sync_bn,    |                         | process: devices=2 re-launches the script, torchrun /|
+| ToDevice/ToGPU in cbs  |                         | SLURM detected; sync_bn converts to SyncBatchNorm)   |
 | optimizer, wd          | learner/optim.py        | AdamW (default), Adam, SGD or your callable          |
 | metrics                | learner/callbacks       | dict name -> metric (default: the task's)            |
 | callbacks, progress    | learner/callbacks       | events of the loop; progress bars and epoch table    |
 | seed                   | learner/rng.py          | model init, shuffling, augmentation, dropout         |
 
 Arguments left at ``None`` fall back to the owner's default, so a CLI can pass every option.
-``precision=None`` is fp32; ``precision="auto"`` is bf16-mixed on CPUs with AMX or AVX-512 BF16
-units and on bf16-capable GPUs, fp32 elsewhere (learner/precision.py, with the measurements).
+
+The defaults that make a fit fast where that is safe, each measured where its module says, and
+each said, with its reason, in the fit's first line (learner/choices.py):
+
+- ``precision=None``: bf16-mixed for image classification on hardware with bf16 units (CPUs with
+  AMX or AVX-512 BF16, bf16-capable GPUs), fp32 elsewhere and for other tasks
+  (learner/precision.py); ``"32-true"`` for fp32, ``"auto"`` for bf16 wherever it runs;
+- ``channels_last=None``: channels_last batches for convolutional models at 128x128 and up
+  (learner/memory_format.py);
+- ``compile=None`` ("auto"): compiled when a fit starts if the warmup warmed its configuration and
+  the fit is long enough to gain (compile_cache/policy.py);
+- ``cache=None``: a folder's images decoded once into memory when they fit the budget
+  (datasets/decoded_cache.py).
+
+Given explicitly, each is used exactly as given.
 """
 from __future__ import annotations
 
@@ -39,12 +56,16 @@ from .callbacks.device import ToDevice
 def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, valid_pct: float = 0.2,
                 layers=None, ps=None, emb_drop=None,
                 validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
-                seed: int | None = None, num_workers: int | str = "auto", compile=False, device=None, precision=None,
+                seed: int | None = None, num_workers: int | str = "auto", compile=None, device=None, precision=None,
                 pretrained: bool = False, progress: bool = True, wd: float = 0.01, devices=None, strategy=None,
-                num_nodes=None, sync_bn: bool = False, cache: str | None = None):
-    from .backend import make_backend
-    from .compiling import maybe_compile
+                num_nodes=None, sync_bn: bool = False, cache=None, channels_last: bool | None = None):
+    from ..datasets.decoded_cache import check_cache
+    from .backend import make_backend, resolve_accelerator
+    from .choices import Choice
+    from .compiling import check_compile
     from .data import TaskDataset, make_loader
+    from .memory_format import choose_channels_last
+    from .precision import choose_precision
     from .loop import Learner
     from ..models.factory import check_backbone, create_model
     from ..models.timm_backbone import timm_stats
@@ -52,10 +73,14 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     from .rng import fresh_seed, seeded_torch_rng
 
     seed = fresh_seed() if seed is None else int(seed)
+    compile = "auto" if compile is None else compile
+    check_compile(compile)
+    check_cache(cache)
     if int(batch_size) < 1:
         raise UsageError(f"batch_size must be at least 1, got {batch_size!r}")
     if backbone is not None and model is not None:
         raise UsageError("pass either backbone= (a timm name or module, the task adds its head) or model= (complete), not both")
+    given_model = model is not None  # the user's complete model: no compile-cache key names it
     if model is None and backbone is None:
         backbone = task.default_backbone  # series tasks: "inceptiontime"
     if model is None:
@@ -66,10 +91,14 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         if stats is not None:
             task = task.with_stats(*stats)
 
-    if cache is not None:  # image files read from a copy at the task's size (datasets/resized_cache.py)
+    size = getattr(task.encoded_blocks()[0], "size", None)  # images: (H, W)
+    if cache == "resized":  # image files read from a copy at the task's size (datasets/resized_cache.py)
         from ..datasets.resized_cache import cache_data
 
-        size = getattr(task.encoded_blocks()[0], "size", None)
+        if task.targets_on_input_grid:  # a reduced image would no longer match its mask / keypoints
+            raise UsageError(f'cache="resized" reduces the images alone, but {type(task).__name__}\'s targets live '
+                             "on the image's pixel grid; use cache=\"memory\" (images kept at their own size) or None")
+
         data = None if data is None else cache_data(data, cache, size, argument="data")
         validdata = None if validdata is None else cache_data(validdata, cache, size, argument="validdata")
 
@@ -90,30 +119,53 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         task.check(model)  # shapes on meta tensors, before any data is read or weight trained (tasks/checks.py)
 
     dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
-    backend = make_backend(
-        accelerator=device or (dev.accelerator if dev else None),
-        devices=devices or (dev.devices if dev else None),
-        strategy=strategy or (dev.strategy if dev else None),
-        precision=precision or (dev.precision if dev else None),
-        num_nodes=num_nodes,
-    )
-    size = getattr(task.encoded_blocks()[0], "size", (64, 64))
-    compiled = maybe_compile(model, compile, task=task, backbone=backbone, size=size, batch_size=batch_size,
-                          device=backend.device, precision=backend.precision)
+    accelerator = resolve_accelerator(device or (dev.accelerator if dev else None))
+    requested = precision or (dev.precision if dev else None)
+    # with or without data: a model loaded to predict predicts as the learner that saved it did
+    chosen, why = choose_precision(requested, accelerator=accelerator, bf16_by_default=task.bf16_by_default)
+    choices = {"precision": Choice(chosen, why)}
+    backend = make_backend(accelerator=accelerator, devices=devices or (dev.devices if dev else None),
+                           strategy=strategy or (dev.strategy if dev else None), precision=chosen, num_nodes=num_nodes)
+
+    channels_last, why = choose_channels_last(channels_last, model, size)
+    if why is not None:
+        choices["layout"] = Choice("channels_last" if channels_last else "contiguous", why)
+
+    compiled = auto_compile = None
+    if compile is True:
+        from .compiling import compile_now
+
+        compiled = compile_now(model)
+        choices["compile"] = Choice("compiled", "as asked")
+    elif compile == "auto":  # decided when each fit starts, once its length is known
+        from .compiling import AutoCompile, compile_key
+
+        key = None if given_model else compile_key(task, backbone, size, backend.device.type, backend.precision,
+                                                   channels_last)
+        auto_compile = AutoCompile(key, backend.device.type)
+    else:
+        choices["compile"] = Choice("eager", "as asked")
 
     train_loader = valid_loader = None
     if train is not None:
+        from ..datasets.decoded_cache import memory_caches
+
+        decoded, said = memory_caches(cache, [train[0], valid[0]], task.blocks[0], size,
+                                      shrink=not task.targets_on_input_grid)
+        if said is not None:
+            choices["images"] = Choice(*said)
         pin = backend.device.type == "cuda"
-        train_loader = make_loader(TaskDataset(task, train, "training", seed), batch_size=batch_size, train=True,
-                                   num_workers=num_workers, seed=seed, pin_memory=pin)
-        valid_loader = make_loader(TaskDataset(task, valid, "validation", seed), batch_size=batch_size,
-                                   train=False, num_workers=num_workers, seed=seed, pin_memory=pin)
+        train_loader = make_loader(TaskDataset(task, train, "training", seed, decoded=decoded[0]),
+                                   batch_size=batch_size, train=True, num_workers=num_workers, seed=seed, pin_memory=pin)
+        valid_loader = make_loader(TaskDataset(task, valid, "validation", seed, decoded=decoded[1]),
+                                   batch_size=batch_size, train=False, num_workers=num_workers, seed=seed, pin_memory=pin)
 
     user_cbs = [c for c in callbacks if not isinstance(c, ToDevice)]
     return Learner(model, train_loader, valid_loader, task.loss_fn(), optimizer=optimizer,
                    metrics=metrics if metrics is not None else task.metrics, callbacks=user_cbs, task=task,
                    seed=seed, backend=backend, progress=progress, model_config=model_config, wd=wd,
-                   sync_bn=sync_bn, compiled=compiled)
+                   sync_bn=sync_bn, compiled=compiled, auto_compile=auto_compile, channels_last=channels_last,
+                   choices=choices)
 
 
 def _split(task, data, validdata, valid_pct, seed):

@@ -67,7 +67,8 @@ def tta(learner, n: int = 4, *, loader=None, beta: float = 0.25, verbose: bool =
     else:
         raw = learner.valid_loader if loader is None else loader  # the plain DataLoader (its dataset, batch size)
         ds = raw.dataset
-        aug = TaskDataset(task, (ds.inputs, ds.targets), "training", derive_seed(learner.seed, 7919))
+        decoded = ds.decoded if isinstance(ds, TaskDataset) else None  # the images in memory, if kept
+        aug = TaskDataset(task, (ds.inputs, ds.targets), "training", derive_seed(learner.seed, 7919), decoded=decoded)
         aug_loader = torch.utils.data.DataLoader(aug, batch_size=raw.batch_size, shuffle=False)
         for k in range(n):
             views.append(_probs(learner, aug_loader, epoch=k)[0])  # view k: augmentation epoch k

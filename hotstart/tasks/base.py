@@ -142,6 +142,16 @@ class SupervisedTask(Kinded, family="task"):
     """The backbone `tasklearner` uses when given neither `backbone` nor `model`: None for the
     model kind's own default (the small CNN for images); the series tasks: "inceptiontime"."""
 
+    targets_on_input_grid: ClassVar[bool] = False
+    """Whether the target lives on the input image's pixel grid (a mask, keypoints), so that the
+    image cannot be resized alone ahead of the joint transform: a decoded image is then kept at
+    its own size (datasets/decoded_cache.py), and ``cache="resized"`` is refused."""
+
+    bf16_by_default: ClassVar[bool] = False
+    """Whether `tasklearner` trains in bf16 mixed precision when no precision is given and the
+    hardware has bf16 units (learner/precision.py). True only where bf16 was measured to keep the
+    accuracy (image classification); the others train in fp32 unless asked."""
+
     @property
     def classes(self) -> list | None:
         """The class names when the task predicts classes (a label, or one per pixel), else None

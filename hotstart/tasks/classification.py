@@ -12,6 +12,7 @@ from .image_base import ImageTask
 class _ImageClassification(ImageTask):
     target_kind: type = Label
     target_hint = "(classes)"
+    bf16_by_default = True  # measured: learner/precision.py, benchmarks/results/precision-accuracy.json
 
     def __init__(self, blocks: Sequence[Block], size=(128, 128), augment: bool | dict = True,
                  mean=None, std=None):

@@ -10,6 +10,8 @@ from .image_base import ImageTask
 class SpatialImageTask(ImageTask):
     """``(Image(), <target on the image's grid>)`` resized / augmented jointly to `size`."""
 
+    targets_on_input_grid = True  # the image is never resized apart from its mask / keypoints
+
     def mock_sample(self, rng: np.random.Generator) -> tuple:
         """An image of random size and a target drawn for *that* size (a mask of the same shape)."""
         image = self.blocks[0].mock(rng)

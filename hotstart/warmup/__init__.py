@@ -11,9 +11,9 @@ in (see guard.py); it writes only to its cache folder and the system temp folder
 The cache itself (folder, manifest, ``compile="auto"`` policy) lives in hotstart.compile_cache;
 its public names are re-exported here for convenience.
 """
-from ..compile_cache import cache_dir, config_key, inductor_cache, is_warm, read_manifest, should_compile
+from ..compile_cache import cache_dir, config_key, inductor_cache, is_warm, read_manifest, compile_decision
 from .runner import WarmupReport, WorkloadResult, run, status
 from .workloads import Registry, Workload, builtin_workloads
 
 __all__ = ["run", "status", "Registry", "Workload", "builtin_workloads", "WarmupReport", "WorkloadResult",
-           "cache_dir", "inductor_cache", "config_key", "is_warm", "read_manifest", "should_compile"]
+           "cache_dir", "inductor_cache", "config_key", "is_warm", "read_manifest", "compile_decision"]

@@ -187,7 +187,7 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
 
     from ..learner import tasklearner
     from ..learner.callbacks import Callback, CancelFit
-    from ..compile_cache.manifest import config_key, record
+    from ..compile_cache.manifest import record
 
     t0 = time.perf_counter()
     try:
@@ -204,22 +204,44 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
                 if deadline is not None and time.perf_counter() > deadline:
                     raise CancelFit("warmup budget used up")
 
+        class StepClock(Callback):
+            """The training batches' times; `warm_step_s` is the fastest after the first (which
+            compiles), None with a single batch: what ``compile="auto"`` estimates a fit's gain
+            from (compile_cache/policy.py)."""
+
+            def __init__(self):
+                self.times, self.t0 = [], 0.0
+
+            def before_batch(self):
+                self.t0 = time.perf_counter()
+
+            def after_batch(self):
+                if self.learner.training:
+                    self.times.append(time.perf_counter() - self.t0)
+
+            @property
+            def warm_step_s(self):
+                return min(self.times[1:]) if len(self.times) > 1 else None
+
+        clock = StepClock()
         learner = tasklearner(task, ([s[0] for s in train], [s[1] for s in train]),
                               validdata=([s[0] for s in valid], [s[1] for s in valid]),
                               backbone=w.backbone, batch_size=w.batch_size, compile=w.compile,
-                              device=w.device, precision=None if w.precision == "32-true" else w.precision,
-                              seed=seed, progress=False, callbacks=[Deadline()])
+                              device=w.device, precision=w.precision,
+                              seed=seed, progress=False, callbacks=[Deadline(), clock])
         learner.fit_one_cycle(1, 1e-3)
         seconds = time.perf_counter() - t0
         if deadline is not None and time.perf_counter() > deadline and len(learner.history) == 0:
             return WorkloadResult(w.name, "skipped", seconds, error="budget used up mid-workload")
         key = None
         if w.compile:
-            in_chans = getattr(task.encoded_blocks()[0], "channels", 3)
-            # the precision the backend chose: "auto" is looked up as what it became (tasklearner)
-            key = config_key(w.backbone, in_chans, w.size, w.device, learner.backend.precision)
+            from ..learner.compiling import compile_key
+
+            # as the learner chose them (the task's default precision and layout, or the workload's)
+            key = compile_key(task, w.backbone, w.size, w.device, learner.backend.precision, learner.channels_last)
             if key is not None:
-                record(key, workload=w.name, seconds=seconds, device=w.device, root=root)
+                per_sample = None if clock.warm_step_s is None else clock.warm_step_s / w.batch_size
+                record(key, workload=w.name, seconds=seconds, device=w.device, root=root, step_s_per_sample=per_sample)
         return WorkloadResult(w.name, "ok", seconds, key=key)
     except Exception as e:  # a failing workload is reported, never fatal
         return WorkloadResult(w.name, "failed", time.perf_counter() - t0, error=f"{type(e).__name__}: {e}"[:200],

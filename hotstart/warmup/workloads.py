@@ -33,7 +33,7 @@ class Workload:
     size: tuple[int, int] = (128, 128)          # input size (must match the task's)
     batch_size: int = 16                        # training batch size
     device: str = "cpu"                         # "cpu" or "cuda"
-    precision: str = "32-true"                  # Lightning Fabric precision string
+    precision: str | None = None                # Fabric's name; None: the task's default (what tasklearner picks)
     compile: bool = True                        # compile the backbone (fills the compile cache)
     steps: int = 2                              # training batches to run (validation gets 2 batches too)
     description: str = field(default="", compare=False)
@@ -86,7 +86,11 @@ def builtin_workloads(cuda: bool | None = None) -> list[Workload]:
     """The built-in workloads: single- and multi-label classification with the default backbone
     and with resnet18 at the task's default size (128x128), plus the digits main job's
     configuration; on CPU, and on CUDA when it is there. The head is not compiled, so the
-    multi-label workload reuses the single-label one's backbone graphs."""
+    multi-label workload reuses the single-label one's backbone graphs.
+
+    Each runs with the defaults a user's ``tasklearner(task, data)`` gets on this machine (precision,
+    memory layout: learner/precision.py, learner/memory_format.py), so what it warms is what a
+    default run asks the compile cache for (``compile="auto"``, compile_cache/policy.py)."""
     import torch
 
     if cuda is None:

@@ -1,4 +1,6 @@
-"""`Progress`: a tqdm bar per phase (notebook-aware via tqdm.auto) and a table row per epoch.
+"""`Progress`: a tqdm bar per phase (notebook-aware via tqdm.auto) and a table row per epoch,
+after one line that says what the defaults chose (precision, layout, compile, images;
+learner/choices.py), written when it differs from the previous fit's.
 
 Bars are for people watching a terminal or a notebook. Written to a file or a pipe (a log, CI,
 ``| tee``), each bar refresh is a ``\r`` line that buries the result, so by default (``bars=None``)
@@ -26,9 +28,16 @@ class Progress(Callback):
         self.file = file
         self._bar = None
         self._header_done = False
+        self._choices_said = None  # the choices line last written (a learner's next fit repeats it only if it changed)
 
     def before_fit(self):
         self._header_done = False
+        from ..choices import choices_line
+
+        line = choices_line(self.learner.choices)
+        if line and line != self._choices_said and self.table and self.learner.backend.is_global_zero:
+            self._write(line)
+            self._choices_said = line
 
     def _start_bar(self, desc: str, total: int):
         if not self.learner.backend.is_global_zero or not self._show_bars():

@@ -1,0 +1,151 @@
+"""The defaults that make a fit fast where that is safe (issue 34): the fit's first line, the
+``compile="auto"`` rule (decided when a fit starts), the channels_last rule, and explicit settings
+used exactly as given. Precision: tests/test_precision_auto.py; bf16 through torch.autocast:
+tests/test_learner_mixed_precision.py; the decoded images: tests/test_decoded_cache.py; a real
+warm compile chosen by ``"auto"``: tests/test_warmup.py."""
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import state_equal
+
+from hotstart.compile_cache import compile_decision, compile_pays, config_key, record
+
+
+# --- the fit's first line -----------------------------------------------------------------------
+
+def test_the_first_line_says_what_the_defaults_chose_once_per_learner(make_learner, capsys):
+    """Before the first epoch table: precision, layout and compile, each with its reason. A second
+    fit with the same choices does not repeat it; progress=False prints nothing."""
+    learner = make_learner(progress=True, precision="32-true")
+    learner.fit(1, 1e-3)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("precision 32-true (as asked) | layout contiguous (8x8 images: channels_last pays from "
+                      "128x128; channels_last=True to force) | compile eager (compile='auto': this configuration "
+                      "is not warm (python -m hotstart.warmup warms the defaults))")
+    assert out[1].split() == ["epoch", "train_loss", "valid_loss", "accuracy", "time"]
+    learner.fit(1, 1e-3)
+    assert capsys.readouterr().out.splitlines()[0].split()[0] == "epoch"  # the same choices: not said again
+    make_learner(progress=False, precision="32-true").fit(1, 1e-3)
+    assert capsys.readouterr().out == ""
+
+
+def test_explicit_settings_are_used_as_given_and_said_so(make_learner):
+    learner = make_learner(precision="32-true", compile=False, channels_last=True, cache=False)
+    assert learner.backend.precision == "32-true" and learner.compiled is None and learner.auto_compile is None
+    assert learner.channels_last
+    assert {k: (c.value, c.why) for k, c in learner.choices.items()} == {
+        "precision": ("32-true", "as asked"), "layout": ("channels_last", "as asked"),
+        "compile": ("eager", "as asked")}  # digits in memory, not files: no cache to speak of
+    with pytest.raises(ValueError, match="compile must be True, False or 'auto'"):
+        make_learner(compile="sometimes")
+    with pytest.raises(ValueError, match="cache='disk' is not known"):
+        make_learner(cache="disk")
+
+
+# --- compile="auto" -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("batches, step_s, speedup, load_s, expected", [
+    (50, 0.6, 1.12, 3.0, True),     # resnet10t at 128x128, batch 32 on this CPU: 50 steps gain 3.2 s
+    (40, 0.6, 1.12, 3.0, False),    # 2.6 s: less than loading
+    (5000, 0.03, 1.12, 3.0, True),  # the digits at 32x32: thousands of cheap steps
+    (500, 0.03, 1.12, 3.0, False),
+    (10, 1.0, 1.0, 0.0, False),     # no speed-up: nothing to gain
+])
+def test_compile_pays_when_the_saved_step_time_exceeds_the_load(batches, step_s, speedup, load_s, expected):
+    assert compile_pays(batches, step_s, speedup, load_s) is expected
+
+
+def test_compile_decision_short_eager_long_compiled_cold_eager(tmp_path):
+    """The rule with injected numbers (no timing): a warm configuration with the warmup's step time
+    compiles for a long fit and not for a short one; a cold one, one without a step time, and a
+    custom model never do; CUDA compiles whenever warm."""
+    key = config_key("resnet10t", 3, (128, 128), "cpu", "32-true")
+    decide = lambda batches, **kw: compile_decision(key, device_type="cpu", batches=batches, batch_size=32,  # noqa: E731
+                                                    cache_root=tmp_path, **kw)
+    assert decide(10_000) == (False, "this configuration is not warm (python -m hotstart.warmup warms the defaults)")
+    record(key, workload="w", seconds=30.0, device="cpu", root=tmp_path)  # an older warmup: no step time
+    assert decide(10_000)[0] is False and "recorded no step time" in decide(10_000)[1]
+    record(key, workload="w", seconds=30.0, device="cpu", root=tmp_path, step_s_per_sample=0.015)
+    # eager step 32 * 0.015 * 1.12 = 0.54 s, saving 0.0576 s a step: 53 steps pass the 3 s, 52 do not
+    assert decide(53) == (True, "warm; 53 steps save ~3 s, more than the ~3 s to load the warm graphs")
+    assert decide(52)[0] is False
+    assert decide(50) == (False, "50 steps would save ~2.9 s, less than the ~3 s to load the warm graphs")
+    assert decide(50, load_s={"cpu": 1.0})[0] is True
+    assert decide(50, speedup={"cpu": 1.5})[0] is True
+    assert compile_decision(key, device_type="cuda", batches=1, batch_size=1, cache_root=tmp_path)[0] is True
+    assert compile_decision(key, device_type="mps", batches=10**6, batch_size=64, cache_root=tmp_path)[0] is False
+    assert compile_decision(None, device_type="cpu", batches=10**6, batch_size=64, cache_root=tmp_path) == \
+        (False, "no compile-cache key names this model (the warmup compiles image backbones)")
+
+
+def test_a_learner_decides_when_its_fit_starts_from_its_own_key(make_learner, tmp_path, monkeypatch):
+    """``compile="auto"`` is decided per fit, from the learner's configuration key (the task's
+    channels and size, the precision and layout it got): cold here, so the fit stays eager and
+    says so; the same key, warm with a step time, would compile a long fit."""
+    monkeypatch.setenv("HOTSTART_CACHE_DIR", str(tmp_path))
+    learner = make_learner(precision="32-true")
+    assert learner.auto_compile.key == config_key(None, 1, (8, 8), "cpu", "32-true")
+    learner.fit(1, 1e-3)
+    assert learner.compiled is None and learner.choices["compile"].value == "eager"
+    record(learner.auto_compile.key, workload="w", seconds=1.0, device="cpu", step_s_per_sample=0.01)
+    n_iter = len(learner.train_loader)  # 5 batches of 32
+    assert learner.auto_compile.decide(n_iter, 32)[0] is False  # one epoch: 0.06 s saved
+    assert learner.auto_compile.decide(n_iter * 200, 32)[0] is True
+    # a model the user built has no key: never compiled by "auto"
+    custom = make_learner(model=torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 10)))
+    assert custom.auto_compile.key is None
+
+
+# --- memory layout -------------------------------------------------------------------------------
+
+def _conv():
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Flatten())
+
+
+@pytest.mark.parametrize("requested, model, size, expected", [
+    (None, "conv", (128, 128), (True, "128x128 images to a convolutional model; channels_last=False for contiguous")),
+    (None, "conv", (224, 160), (True, "224x160 images to a convolutional model; channels_last=False for contiguous")),
+    (None, "conv", (64, 64), (False, "64x64 images: channels_last pays from 128x128; channels_last=True to force")),
+    (None, "conv", (128, 96), (False, "128x96 images: channels_last pays from 128x128; channels_last=True to force")),
+    (None, "mlp", (128, 128), (False, None)),
+    (None, "conv", None, (False, None)),
+    (None, "conv", 96, (False, None)),  # a series length, not an image
+    (True, "conv", (32, 32), (True, "as asked")),
+    (False, "conv", (256, 256), (False, "as asked")),
+])
+def test_the_channels_last_rule(requested, model, size, expected):
+    from hotstart.learner.memory_format import choose_channels_last
+
+    net = _conv() if model == "conv" else torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 2))
+    assert choose_channels_last(requested, net, size) == expected
+
+
+def test_channels_last_batches_reach_the_model_and_the_weights_stay_contiguous(make_learner, tmp_path):
+    """Only the batches change layout: the first convolution sees channels_last inputs, the
+    predictions equal the contiguous learner's (same weights), and the saved weights are plain."""
+    plain, fast = make_learner(precision="32-true"), make_learner(precision="32-true", channels_last=True)
+    seen = []
+    conv = next(m for m in fast.task_model().modules() if isinstance(m, torch.nn.Conv2d))
+    conv.register_forward_hook(lambda m, args, out: seen.append(args[0].is_contiguous(memory_format=torch.channels_last)))
+    probs_plain, probs_fast = plain.get_preds()[0], fast.get_preds()[0]
+    assert seen and all(seen)
+    torch.testing.assert_close(probs_fast, probs_plain, rtol=1e-5, atol=1e-6)
+    fast.fit(1, 1e-3)
+    assert all(p.is_contiguous() for p in fast.task_model().parameters())
+    fast.save(tmp_path / "m")
+    from safetensors.torch import load_file
+
+    saved = load_file(tmp_path / "m" / "weights.safetensors")
+    assert all(t.dtype == torch.float32 for t in saved.values() if t.is_floating_point())
+    assert state_equal(saved, fast.task_model().state_dict())
+
+
+def test_channels_last_is_the_default_at_128_pixels(random_rgb):
+    from hotstart import Image, ImageClassificationSingle, Label, tasklearner
+
+    task = ImageClassificationSingle((Image(), Label(["a", "b"])), size=(128, 128))
+    learner = tasklearner(task, (random_rgb(4, (128, 128)), ["a", "b"] * 2), batch_size=2, seed=0, progress=False,
+                          precision="32-true")
+    assert learner.channels_last and learner.choices["layout"].value == "channels_last"
+    assert learner.auto_compile.key.endswith("|channels_last")  # its warm graphs are the channels_last ones
