@@ -8,6 +8,7 @@ Which part of hotstart owns each argument (read this before adding one):
 | data, validdata        | datasets/ (containers)  | raw samples: ``(inputs, targets)`` or a dataset      |
 | valid_pct, seed        | datasets/ split_random  | the random split when no validdata / folder split    |
 | batch_size, num_workers| learner/data.py         | DataLoaders (seeded shuffle, drop_last in training); |
+|                        |                         | batch_size None: the task's, else 64                 |
 |                        |                         | num_workers "auto": from the cores and sample cost   |
 | cache                  | datasets/resized_cache  | "resized": image files read from a copy at the size  |
 | backbone, model,       | models/ (factory.py)    | timm name / nn.Module / small CNN, + task head;      |
@@ -36,7 +37,7 @@ from .callbacks.base import Callback
 from .callbacks.device import ToDevice
 
 
-def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, valid_pct: float = 0.2,
+def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None = None, valid_pct: float = 0.2,
                 layers=None, ps=None, emb_drop=None,
                 validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
                 seed: int | None = None, num_workers: int | str = "auto", compile=False, device=None, precision=None,
@@ -52,7 +53,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     from .rng import fresh_seed, seeded_torch_rng
 
     seed = fresh_seed() if seed is None else int(seed)
-    if int(batch_size) < 1:
+    if batch_size is not None and int(batch_size) < 1:
         raise UsageError(f"batch_size must be at least 1, got {batch_size!r}")
     if backbone is not None and model is not None:
         raise UsageError("pass either backbone= (a timm name or module, the task adds its head) or model= (complete), not both")
@@ -78,6 +79,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         train, valid = _split(task, data, validdata, valid_pct, seed)
         if task.needs_setup:  # statistics from the training split only (tables)
             task = task.setup(train)
+    if batch_size is None:  # the task's choice for this many training samples (tasks/base.py), else 64
+        batch_size = (None if train is None else task.default_batch_size(len(train[0]))) or 64
 
     with seeded_torch_rng(seed):  # timm's init draws from torch's global RNG: give it a private one
         if model is None:
