@@ -67,16 +67,17 @@ def summarise(runs: list[dict]) -> dict:
         summary[name] = {"published_inceptiontime": published, "mean": round(statistics.mean(acc), 4),
                          "min": min(acc), "max": max(acc), "seeds": len(acc),
                          "gap_points": round(100 * (published - statistics.mean(acc)), 1),
-                         "tuned_on": name in TUNED, "epochs": rs[0]["epochs"], "batch_size": rs[0]["batch_size"],
+                         "role": "shipped" if name in SHIPPED else "tuned on" if name in TUNED else "untouched", "epochs": rs[0]["epochs"], "batch_size": rs[0]["batch_size"],
                          "steps": rs[0]["steps"], "lr_max": rs[0]["lr_max"],
                          "fit_s_mean": round(statistics.mean(r["fit_s"] for r in rs), 1)}
     return summary
 
 
-def write(out: Path, runs: list[dict], t_all: float, load_start, threads: int) -> None:
+def write(out: Path, runs: list[dict], t_all: float, load_start, threads: int, wall_s: float | None = None) -> None:
     from hotstart.atomic import atomic_write_bytes
 
-    result = {"summary": summarise(runs), "runs": runs, "wall_s": round(time.perf_counter() - t_all, 1),
+    wall_s = round(time.perf_counter() - t_all, 1) if wall_s is None else wall_s
+    result = {"summary": summarise(runs), "runs": runs, "wall_s": wall_s,
               "torch_threads": threads, "loadavg_start": list(load_start), "loadavg_end": list(os.getloadavg()),
               "cpus": os.cpu_count(),
               "published_source": "github.com/hfawaz/InceptionTime results-InceptionTime-128.csv, column accuracy"}
@@ -92,7 +93,14 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, default=EPOCHS)
     p.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     p.add_argument("--out", type=Path, default=RESULTS)
+    p.add_argument("--combine", type=Path, nargs="+", default=None,
+                   help="write --out from these result files' runs (runs made in parallel processes), run nothing")
     args = p.parse_args(argv)
+    if args.combine:
+        parts = [json.loads(f.read_text()) for f in args.combine]
+        runs = [r for part in parts for r in part["runs"]]
+        return write(args.out, runs, time.perf_counter(), parts[0]["loadavg_start"], parts[0]["torch_threads"],
+                     wall_s=max(part["wall_s"] for part in parts))
     import torch
 
     if args.threads is not None:
