@@ -2,8 +2,8 @@
 
     data, blocks = datasets.load("GunPoint")                 # (TimeSeries(1, length=150), Label(["1", "2"]))
     task = TSClassificationSingle(blocks)
-    learner = tasklearner(task, data, backbone="inceptiontime")   # sets the task up on the training split
-    learner.fit_one_cycle(40, lr_max=3e-3)
+    learner = tasklearner(task, data)        # InceptionTime, a batch for the data's size; sets the task up
+    learner.fit_one_cycle(40)                # the task's learning rate (1e-3)
     label, probs = learner.predict(series)                   # an array (channels, length), or 1-D if univariate
 
 As for tables, the encoding (`SeriesPreprocessing`) has statistics that must come from the training
@@ -15,7 +15,10 @@ model's ``task.json``. A regression task also learns its targets' mean and stand
 targets' units.
 
 The default backbone is ``"inceptiontime"`` (hotstart/models/inception_time.py); ``"resnet1d"`` and
-any ``nn.Module`` taking (batch, channels, length) and returning (batch, features) work too.
+any ``nn.Module`` taking (batch, channels, length) and returning (batch, features) work too. Given
+no batch size and no learning rate, `tasklearner` and `fit_one_cycle` take the task's
+(`default_batch_size`, `default_lr`): measured on UCR sets hotstart does not ship, in
+benchmarks/scripts/timeseries_unshipped.py (results: benchmarks/results/timeseries-unshipped.json).
 """
 from __future__ import annotations
 
@@ -44,7 +47,7 @@ class _SeriesTask(TrainingStatisticsTask):
         64 is one step per epoch there, affordable over its 1,500 epochs, not over the tens a CPU
         allows. On two UCR sets hotstart does not ship (ArrowHead, PickupGestureWiimoteZ, 3 seeds,
         40 epochs at lr 1e-3), batches of 8 instead of 64 lifted the test accuracy by 15-20 points;
-        benchmarks/scripts/timeseries_unshipped.py and benchmarks/README.md have the table."""
+        benchmarks/scripts/timeseries_unshipped.py has the table."""
         return max(8, min(64, int(n_train) // 8))
 
     def __init__(self, blocks: Sequence[Block], preprocessing: SeriesPreprocessing | None = None, *,
