@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-DEFAULT_LR = 3e-3
+DEFAULT_LR = None  # fit_one_cycle's default: the series task's `default_lr` (hotstart/tasks/timeseries.py)
 BACKBONES = ("inceptiontime", "resnet1d")
 
 

@@ -375,14 +375,16 @@ class Learner:
     def fit_one_cycle(self, n_epoch: int, lr_max=None, *, div: float = 25.0, div_final: float = 1e5,
                       pct_start: float = 0.25, wd: float | None = None, moms=(0.95, 0.85, 0.95),
                       callbacks: Sequence[Callback] = (), sizes=None, **kwargs) -> "Learner":
-        """Warm up with a cosine to `lr_max`, then anneal with a cosine; momentum the other way
-        (torch's ``OneCycleLR``, step for step; see learner/schedule.py). Discriminative rates:
+        """Warm up with a cosine to `lr_max` (None: the task's `default_lr`, else 1e-3), then anneal
+        with a cosine; momentum the other way (torch's ``OneCycleLR``, step for step; see
+        learner/schedule.py). Discriminative rates:
         ``lr_max=slice(1e-5, 1e-3)`` (or a sequence, one rate per layer group) spreads the peak over
         the model's layer groups as fastai does (learner/optim.py's `group_lrs`), and each group
         follows its own cycle scaled to its peak. Progressive resizing: ``sizes=[(64, 64), (128, 128)]``
         splits the epochs in order across the sizes, in this one cycle (learner/resize.py). Other keyword arguments
         (`reset_opt`, `accumulate`, `checkpoint_dir`, `checkpoint_every`, `resume`) go to `fit`."""
-        lr_max = 1e-3 if lr_max is None else lr_max
+        if lr_max is None:  # the task's suggestion (tasks/base.py `default_lr`), else 1e-3
+            lr_max = (None if self.task is None else self.task.default_lr) or 1e-3
 
         def schedule(step, total):
             # each parameter group's own cycle, scaled to its rate (learner/optim.py's group_lrs)

@@ -8,6 +8,7 @@ Which part of hotstart owns each argument (read this before adding one):
 | data, validdata        | datasets/ (containers)  | raw samples: ``(inputs, targets)`` or a dataset      |
 | valid_pct, seed        | datasets/ split_random  | the random split when no validdata / folder split    |
 | batch_size, num_workers| learner/data.py         | DataLoaders (seeded shuffle, drop_last in training); |
+|                        |                         | batch_size None: the task's, else 64                 |
 |                        |                         | num_workers "auto": from the cores and sample cost   |
 | cache                  | datasets/decoded_cache, | None (auto): image files decoded once into memory    |
 |                        | datasets/resized_cache  | where they fit; "memory"; "resized": a reduced copy  |
@@ -53,7 +54,7 @@ from .callbacks.base import Callback
 from .callbacks.device import ToDevice
 
 
-def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, valid_pct: float = 0.2,
+def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None = None, valid_pct: float = 0.2,
                 layers=None, ps=None, emb_drop=None,
                 validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
                 seed: int | None = None, num_workers: int | str = "auto", compile=None, device=None, precision=None,
@@ -76,7 +77,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
     compile = "auto" if compile is None else compile
     check_compile(compile)
     check_cache(cache)
-    if int(batch_size) < 1:
+    if batch_size is not None and int(batch_size) < 1:
         raise UsageError(f"batch_size must be at least 1, got {batch_size!r}")
     if backbone is not None and model is not None:
         raise UsageError("pass either backbone= (a timm name or module, the task adds its head) or model= (complete), not both")
@@ -107,6 +108,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int = 64, 
         train, valid = _split(task, data, validdata, valid_pct, seed)
         if task.needs_setup:  # statistics from the training split only (tables)
             task = task.setup(train)
+    if batch_size is None:  # the task's choice for this many training samples (tasks/base.py), else 64
+        batch_size = (None if train is None else task.default_batch_size(len(train[0]))) or 64
 
     with seeded_torch_rng(seed):  # timm's init draws from torch's global RNG: give it a private one
         if model is None:

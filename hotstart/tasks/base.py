@@ -163,6 +163,17 @@ class SupervisedTask(Kinded, family="task"):
         keypoint coordinates); None: one logit per class of the encoded target (tasks/checks.py)."""
         return None
 
+    default_lr: ClassVar[float | None] = None
+    """The peak learning rate `fit_one_cycle` uses when given none: None for the learner's own
+    1e-3; a task whose models were measured to want another says so (the series tasks)."""
+
+    def default_batch_size(self, n_train: int) -> int | None:
+        """The batch size `tasklearner` uses when given none, from the number of training samples
+        `n_train`: None for the learner's own 64. A task of small data sets overrides it (the
+        series tasks: an archive's training split of 36 series in batches of 64 is one step per
+        epoch, too few to learn in a short fit)."""
+        return None
+
     @property
     def needs_setup(self) -> bool:
         """True while the task still has to learn something from the training split before a
