@@ -40,6 +40,10 @@ def cache_dir(override=None) -> Path:
 
 
 def inductor_dir(root=None) -> Path:
+    """The ``inductor`` folder inside the compile cache `root` (None: `cache_dir`'s choice), where
+    Inductor keeps its FX-graph, AOTAutograd and kernel caches while `inductor_cache` points
+    ``TORCHINDUCTOR_CACHE_DIR`` at it. Not created here: ``hotstart.warmup --clear`` removes it
+    with the manifest, so a fresh warmup starts cold."""
     return cache_dir(root) / "inductor"
 
 

@@ -73,6 +73,9 @@ def list_model_kinds() -> list[str]:
 
 
 def is_model_kind(name) -> bool:
+    """Whether `name` is a string naming a registered kind (a key of `MODEL_KINDS`: ``"SmallCNN"``,
+    ``"timm"``, ``"unet"``, ...). Anything else, a module or None included, is False, never an
+    error: it is the question to ask before `get_model_kind`, which raises."""
     return isinstance(name, str) and name in MODEL_KINDS
 
 
