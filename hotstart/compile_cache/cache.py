@@ -19,6 +19,8 @@ from pathlib import Path
 from ..cache_writes import cache_writes
 
 ENV_VAR = "HOTSTART_CACHE_DIR"
+"""The environment variable that moves the compile cache: ``HOTSTART_CACHE_DIR=/scratch/hs python
+-m hotstart.warmup`` warms a cache that a fit run with the same variable then reads."""
 
 
 def writes(root):

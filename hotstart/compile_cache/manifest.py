@@ -22,6 +22,8 @@ from ..precisions import FP32, canonical_precision
 from .cache import cache_dir, writes
 
 FORMAT = "hotstart.warmup/1"
+"""The manifest's ``format`` value; a manifest of another format is read as "nothing warm", and
+``--status`` says why."""
 
 
 def config_key(backbone, in_chans: int, size, device_type: str, precision: str | None,

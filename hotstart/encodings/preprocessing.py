@@ -15,7 +15,10 @@ from ..errors import UsageError
 from .base import Context, Encoding
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
+"""ImageNet's per-channel pixel means (R, G, B, in [0, 1]): `ImagePreprocessing`'s default for RGB,
+the statistics most pretrained backbones were trained with."""
 IMAGENET_STD = (0.229, 0.224, 0.225)
+"""ImageNet's per-channel pixel standard deviations (R, G, B, in [0, 1]), with `IMAGENET_MEAN`."""
 GRAY_MEAN = (0.5,)
 GRAY_STD = (0.25,)
 

@@ -65,6 +65,8 @@ _KINDS = (
 )
 
 MODEL_KINDS: Mapping[str, ModelKind] = MappingProxyType({k.name: k for k in _KINDS})
+"""Name -> `ModelKind`, read-only: every kind of model hotstart builds and rebuilds from its saved
+config (``"SmallCNN"``, ``"timm"``, ``"TabularModel"``, ``"unet"``, ``"inceptiontime"``, ...)."""
 
 
 def list_model_kinds() -> list[str]:
