@@ -78,7 +78,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
     Args:
         task (SupervisedTask): what a sample is and how it is encoded, the head, the loss, the
             metrics and the decoding (hotstart/tasks/).
-        data: the training data: an ``(inputs, targets)`` pair of sequences, a container of
+        data (Data | tuple | torch.utils.data.Dataset | None): the training data: an ``(inputs, targets)`` pair of sequences, a container of
             hotstart.datasets (`ImageFolders`, `ImageTable`, ...; its "train" and "valid" splits
             are used when it has them, never its "test" split), or a map-style dataset of
             ``(input, target)`` samples. None: a learner that only predicts (what `load_learner`
@@ -99,7 +99,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
         ps (float | Sequence[float] | None): tables only: the dropout after each MLP layer
             (None: 0.1).
         emb_drop (float | None): tables only: the dropout after the embeddings (None: 0).
-        validdata: the validation data, in any form `data` takes (instead of a split of `data`).
+        validdata (Data | tuple | torch.utils.data.Dataset | None): the validation data, in any form `data` takes (instead of a split of `data`).
         callbacks: callbacks added to the learner's defaults for every fit (`EarlyStopping`,
             `SaveBestModel`, `EMA`, ...); a `ToDevice` / `ToGPU` among them chooses the device
             instead, and is not kept.

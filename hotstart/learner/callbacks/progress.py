@@ -24,7 +24,7 @@ class Progress(Callback):
 
     Args:
         bars: draw the bars: True, False, or None (the default: only when the stream is a
-            terminal or the code runs in a notebook, so a log file does not fill with ``\r``
+            terminal or the code runs in a notebook, so a log file does not fill with ``\\r``
             refreshes).
         table: write the choices line and the epoch table (one flushed line per epoch, so
             ``tail -f`` shows each epoch as it ends).
