@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib
+import importlib.util
 import inspect
 import re
 import sys
@@ -147,7 +148,7 @@ def test_args_sections_name_the_signatures_parameters(pages):
         for (entry, typed), p in zip(entries, params):
             if not typed and p.annotation is inspect.Parameter.empty:
                 problems.append(f"{module_name}.{name}: {entry} has neither an annotation nor a type in Args")
-    assert sections >= 15, f"only {sections} Args sections found: is the parser broken?"
+    assert sections >= 10, f"only {sections} Args sections found: is the parser broken?"
     assert not problems, problems
 
 
