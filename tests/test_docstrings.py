@@ -152,6 +152,23 @@ def test_args_sections_name_the_signatures_parameters(pages):
     assert not problems, problems
 
 
+def test_returns_sections_give_a_type(pages):
+    """A ``Returns:`` section of a function without a return annotation gives the type in
+    parentheses (``learner (Learner): the learner, ...``; griffe reads ``Learner: ...`` as a name
+    without a type): griffe warns otherwise, and the strict build fails."""
+    problems = []
+    for module_name, name, obj in _objects(pages):
+        if not inspect.isfunction(obj):
+            continue
+        lines = inspect.cleandoc(_own_docstring(obj)).splitlines()
+        if "Returns:" not in lines or inspect.signature(obj).return_annotation is not inspect.Signature.empty:
+            continue
+        first = lines[lines.index("Returns:") + 1] if lines.index("Returns:") + 1 < len(lines) else ""
+        if not re.match(r"^    (\w+)?\s*\(.+\):", first):  # griffe's "name (type): description"
+            problems.append(f"{module_name}.{name}: Returns without a type: {first.strip()!r}")
+    assert not problems, problems
+
+
 @pytest.mark.parametrize("name", ["Learner", "tasklearner"])
 def test_the_entry_points_document_every_parameter(pages, name):
     """`Learner` and `tasklearner`, the two names a reader starts from, list every parameter."""

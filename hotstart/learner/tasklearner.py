@@ -149,7 +149,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
             0.92x at 32x32; learner/memory_format.py); True / False as given.
 
     Returns:
-        The `Learner`, not yet trained: call ``fit_one_cycle``, ``fine_tune`` or ``fit``.
+        learner (Learner): the learner, not yet trained: call ``fit_one_cycle``, ``fine_tune`` or ``fit``.
     """
     from ..datasets.decoded_cache import check_cache
     from .backend import make_backend, resolve_accelerator
