@@ -35,10 +35,15 @@ __all__ = ["Kinded", "KindRegistry", "freeze", "full_name", "is_hotstart_class"]
 
 
 def full_name(cls: type) -> str:
+    """``module.qualname`` of `cls` (``"mypkg.blocks.Image"``): the kind name a user's class is
+    written under in JSON, so it never collides with a class of hotstart's of the same short name."""
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def is_hotstart_class(cls: type) -> bool:
+    """Whether `cls` is defined in hotstart's own package (its module's top-level name is
+    ``hotstart``): such a class is written by its short name (``"Image"``), which the files of
+    earlier versions used, and must not share it with another of hotstart's classes."""
     return cls.__module__.split(".")[0] == "hotstart"
 
 

@@ -73,6 +73,11 @@ class Predictor(ContractModel):
 
 
 def main(argv=None) -> int:
+    """The command line of the stand-alone predictor: ``python predictor.py model.onnx img1.png
+    img2.png [--top-k 3] [--json]`` prints one line per image (``img1.png: 7 (7 0.981, 1 0.012, 9
+    0.004)``, or a JSON object with ``--json``) and returns the exit status: 0 when every image was
+    predicted, 1 when the model cannot be loaded or any image failed (its line names it, and the
+    other images are still predicted). `argv`: the arguments (None: ``sys.argv[1:]``)."""
     import argparse
 
     ap = argparse.ArgumentParser(description="Predict images with an exported hotstart model (.onnx).")

@@ -77,19 +77,30 @@ def site() -> Path:
 
 
 class _Page(html.parser.HTMLParser):
-    """A built page's element ids, and the rows of its tables as (cells' text, first cell's link)."""
+    """A built page's element ids, and the rows of its tables as (cells' text, first cell's link):
+    all of them in `rows`, and table by table in `tables`."""
 
     def __init__(self, text: str):
         super().__init__()
         self.ids: set[str] = set()
         self.rows: list[tuple[list[str], str | None]] = []
+        self.tables: list[list[tuple[list[str], str | None]]] = []
         self._row = self._cell = self._href = None
         self.feed(text)
+
+    def names_table(self) -> list[tuple[list[str], str | None]]:
+        """The rows of a module page's table of names (header: name, what it is); not those of
+        the tables that docstrings render (parameters, attributes), whose first cells are names too."""
+        found = [rows for rows in self.tables if rows and rows[0][0] == ["name", "what it is"]]
+        assert len(found) == 1, f"{len(found)} tables of names on the page"
+        return found[0][1:]
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if "id" in attrs:
             self.ids.add(attrs["id"])
+        if tag == "table":
+            self.tables.append([])
         if tag == "tr":
             self._row, self._href = [], None
         elif tag in ("td", "th") and self._row is not None:
@@ -107,6 +118,8 @@ class _Page(html.parser.HTMLParser):
             self._cell = None
         elif tag == "tr" and self._row is not None:
             self.rows.append((self._row, self._href))
+            if self.tables:
+                self.tables[-1].append((self._row, self._href))
             self._row = None
 
 
@@ -138,7 +151,7 @@ def test_every_public_name_links_to_its_documentation(site):
     for module in _public_modules():
         url_path = "reference" if module.__name__ == "hotstart" else f"reference/{module.__name__}"
         page = _page(site, url_path)
-        links = {cells[0]: href for cells, href in page.rows if cells}
+        links = {cells[0]: href for cells, href in page.names_table() if cells}
         for name in module.__all__:
             assert name in links, f"{module.__name__}.{name} has no row on {url_path}/"
             href = links[name]
@@ -291,7 +304,8 @@ def test_site_renders_in_chromium(site):
 
             # the reader's way to a class: the module's table, then the link
             page.goto(base + "reference/hotstart.learner/")
-            page.locator("article table a").filter(has_text=re.compile(r"^Learner$")).click()
+            names = page.locator("article table").filter(has=page.locator("th", has_text=re.compile(r"^what it is$")))
+            names.locator("a").filter(has_text=re.compile(r"^Learner$")).click()  # not a parameter table's link
             anchor = unquote(urlparse(page.url).fragment)
             heading = page.locator(f"[id='{anchor}']")
             assert heading.is_visible() and "Learner" in heading.inner_text()

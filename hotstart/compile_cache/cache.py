@@ -19,6 +19,8 @@ from pathlib import Path
 from ..cache_writes import cache_writes
 
 ENV_VAR = "HOTSTART_CACHE_DIR"
+"""The environment variable that moves the compile cache: ``HOTSTART_CACHE_DIR=/scratch/hs python
+-m hotstart.warmup`` warms a cache that a fit run with the same variable then reads."""
 
 
 def writes(root):
@@ -40,6 +42,10 @@ def cache_dir(override=None) -> Path:
 
 
 def inductor_dir(root=None) -> Path:
+    """The ``inductor`` folder inside the compile cache `root` (None: `cache_dir`'s choice), where
+    Inductor keeps its FX-graph, AOTAutograd and kernel caches while `inductor_cache` points
+    ``TORCHINDUCTOR_CACHE_DIR`` at it. Not created here: ``hotstart.warmup --clear`` removes it
+    with the manifest, so a fresh warmup starts cold."""
     return cache_dir(root) / "inductor"
 
 

@@ -77,7 +77,13 @@ KINDS: dict[str, Kind] = {
     "TSRegression": Kind(series_encoder, decode_regression, no_accuracy,
                          _checks(check_series_input, check_regression_outputs)),
 }
+"""Task kind (the metadata's ``kind``) -> its `Kind`: how its inputs are encoded, its outputs
+decoded and scored, and which metadata keys it reads. An exported file of a kind not here is
+refused when opened."""
+
 TABLE_KINDS = ("TabularClassificationSingle", "TabularRegression")
+"""The kinds whose inputs are table rows: ``hotstart predict`` reads their inputs as CSV rows
+rather than as image or series files."""
 
 
 def check_metadata(meta: dict[str, Any], where: str = "<model>") -> None:

@@ -22,6 +22,10 @@ def top_classes(probs: np.ndarray, classes: list, top_k: int) -> list[list]:
 
 
 def format_prediction(name: str, label, probs: np.ndarray, classes: list, top_k: int) -> str:
+    """One input's prediction as the line ``predict`` prints: ``"cat.png: cat (cat 0.912, dog 0.071,
+    fox 0.017)"``: `name` (what names the input), the decoded `label`, then the `top_k` most
+    probable of `classes` with their probabilities `probs` (3 decimals; the first class on a tie,
+    as `top_classes`)."""
     tops = ", ".join(f"{c} {p:.3f}" for c, p in top_classes(probs, classes, top_k))
     return f"{name}: {label} ({tops})"
 

@@ -32,7 +32,12 @@ from typing import Any, Callable, Sequence
 from .errors import MetadataError
 
 SCHEMA_VERSION = 1
+"""The metadata schema's version, in every exported file's ``format`` key: a file of a newer
+version is refused with a message that says so, rather than read with rules that may not hold."""
+
 FORMAT = f"hotstart.onnx/{SCHEMA_VERSION}"  # the ONNX export's; `format_name` gives the others'
+"""The ``format`` value of an exported ONNX file, ``hotstart.onnx/1`` (`format_name` gives the
+other containers')."""
 
 # keys whose value is a plain string; every other key of the contract is JSON
 PLAIN_KEYS = frozenset({"format", "kind", "hotstart_version", "input_name", "output_name", "image_mode",

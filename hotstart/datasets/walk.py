@@ -29,6 +29,8 @@ __all__ = ["IMAGE_EXTENSIONS", "list_image_files", "subfolders", "normalize_exte
            "link_problem"]
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+"""The file suffixes a folder walk counts as images when no ``extensions=`` is given, matched in
+any letter case (``.JPG`` is an image); other files, and hidden ones, are left out."""
 
 
 def require_dir(path, argument: str) -> Path:

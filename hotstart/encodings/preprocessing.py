@@ -15,12 +15,33 @@ from ..errors import UsageError
 from .base import Context, Encoding
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
+"""ImageNet's per-channel pixel means (R, G, B, in [0, 1]): `ImagePreprocessing`'s default for RGB,
+the statistics most pretrained backbones were trained with."""
 IMAGENET_STD = (0.229, 0.224, 0.225)
+"""ImageNet's per-channel pixel standard deviations (R, G, B, in [0, 1]), with `IMAGENET_MEAN`."""
 GRAY_MEAN = (0.5,)
 GRAY_STD = (0.25,)
 
 
 class ImagePreprocessing(Encoding):
+    """The encoding of an `Image` into the float32 C x H x W tensor a model takes: pixels scaled
+    to [0, 1], the channels adapted, then ``(x - mean) / std`` per channel; `decode` undoes it for
+    display. The image tasks put it after their augmentation (tasks/image_base.py).
+
+    The arithmetic is the model contract's `normalize_pixels`, the one every runtime of an
+    exported model runs too, so a pixel is the same float32 in training, in `predict` and in the
+    exported file. The statistics are saved with the task: a loaded model normalizes exactly as
+    it was trained (``pretrained=True`` replaces them with the backbone's).
+
+    Args:
+        mean (Sequence[float] | None): one value per channel, in [0, 1] pixel units. None:
+            ImageNet's (0.485, 0.456, 0.406) for RGB, 0.5 for grayscale.
+        std (Sequence[float] | None): one positive value per channel. None: ImageNet's (0.229,
+            0.224, 0.225) for RGB, 0.25 for grayscale.
+        channels: what the model takes: 3 (RGB; a grayscale image is repeated) or 1 (gray; an
+            RGB image becomes its luminance, 0.299 R + 0.587 G + 0.114 B, as PIL's "L").
+    """
+
     def __init__(self, mean=None, std=None, channels: int = 3):
         if channels not in (1, 3):
             raise UsageError(f"ImagePreprocessing(channels=...) must be 1 or 3, got {channels!r}")

@@ -50,15 +50,74 @@ from .schedule import one_cycle_at
 
 
 class Learner:
+    """A model, its data, a loss and callbacks, and the loop that trains and evaluates them.
+
+    Most learners come from `tasklearner`, which builds the model, the loaders, the loss and the
+    metrics from a task and picks the defaults that make a fit fast. Build one directly to train
+    your own PyTorch objects with hotstart's loop (schedules, callbacks, checkpoints, processes)::
+
+        learner = Learner(model, train_loader, valid_loader, torch.nn.CrossEntropyLoss(), seed=0)
+        learner.fit_one_cycle(3, 1e-3)
+        learner.history[-1]   # {"epoch": 2, "train_loss": ..., "valid_loss": ..., "time": ...}
+
+    The learner never knows what an image is: without a `task` it trains and validates, and
+    `predict`, `show_results`, `save` and `export` need one (the module docstring has the ladder of
+    ways to change the loop). Every fit reads its shuffles and augmentations from seeds derived
+    from `seed`, in a forked RNG: the same seed gives the same fit, and the caller's global RNGs
+    are untouched.
+
+    Args:
+        model (torch.nn.Module): the model. Its layer groups (what `freeze` keeps frozen and a
+            ``slice(low, high)`` learning rate spreads over) are a `TaskModel`'s backbone stages
+            and head, else its last child module and the children before it
+            (models/layer_groups.py).
+        train_loader (torch.utils.data.DataLoader | None): the training batches, ``(inputs,
+            targets)``; None for a learner that only predicts (`load_learner` without data).
+        valid_loader (torch.utils.data.DataLoader | None): the validation batches.
+        loss_func (Callable): ``loss_func(pred, targets) -> scalar tensor``; `compute_loss`
+            calls it, so a subclass can change the objective there.
+        optimizer (str | Callable): ``"adamw"`` (the default, fastai's betas (0.9, 0.99) and eps
+            1e-5, torch's fused kernel where it can), ``"adam"``, ``"sgd"`` (momentum 0.9), or a
+            callable ``optimizer(param_groups, lr=..., weight_decay=...)``; see learner/optim.py.
+        metrics (dict | Callable[[], dict] | None): name -> metric object with torchmetrics'
+            protocol, or a callable returning that dict (built at the first validation); each
+            becomes a column of the history. None: the loss only.
+        callbacks: callbacks (instances, or classes to instantiate) added for every fit, after
+            the defaults: `Recorder`, `Metrics`, `NonFiniteGuard` and, with `progress`,
+            `Progress`.
+        task (SupervisedTask | None): the task the model was built for: its activation feeds the
+            metrics and predictions, its ``default_lr`` is `fit_one_cycle`'s default, and `save`,
+            `export`, `predict` and `show_results` need it.
+        seed: the learner's seed (None: a fresh one from the OS's entropy, kept as ``seed``):
+            each fit derives its own from it, so two fits of one learner shuffle differently and
+            a learner built again with the same seed repeats them.
+        backend (Backend | None): where and how the loop runs: a plain CPU process, or Lightning
+            Fabric for GPUs, other precisions and several processes (learner/backend.py). None:
+            ``make_backend()``, a GPU in fp32 when there is one, else the CPU in fp32.
+        progress: add the `Progress` callback (the choices line, the bars and the epoch table).
+        model_config (dict | None): the model's JSON config, saved with it so that `load_learner`
+            can rebuild it without unpickling (`tasklearner` fills it).
+        wd: the weight decay of every fit that does not give its own (``fit(wd=...)``); 0.01 is
+            fastai's default.
+        sync_bn: across processes, convert BatchNorm layers to ``SyncBatchNorm`` so they
+            normalize with the statistics of the global batch rather than of each process's
+            share of it; CUDA only (torch's SyncBatchNorm), a `UsageError` on CPU.
+        compiled (CompiledBackbone | None): the compile cache's compiled backbone, when the
+            backbone is compiled already (``tasklearner(compile=True)``).
+        auto_compile (AutoCompile | None): ``compile="auto"``'s decision maker (compiling.py):
+            at each fit's start, once the fit's length is known, it compiles the backbone or not,
+            until it has compiled.
+        channels_last: batches reach the model in channels_last memory layout
+            (learner/memory_format.py): resnet10t at 128x128 trained 1.14x as fast on a 2-core
+            EPYC, and 0.92x at 32x32, hence `tasklearner`'s default from 128 px.
+        choices (dict | None): what the defaults chose, name -> `Choice`, for the fit's first
+            line (learner/choices.py; `tasklearner` fills it).
+    """
+
     def __init__(self, model, train_loader, valid_loader, loss_func, *, optimizer="adamw", metrics=None,
                  callbacks: Sequence[Callback] = (), task=None, seed: int | None = None, backend=None,
                  progress: bool = True, model_config: dict | None = None, wd: float = 0.01, sync_bn: bool = False,
                  compiled=None, auto_compile=None, channels_last: bool = False, choices: dict | None = None):
-        """`compiled`: the compile cache's `CompiledBackbone` when the backbone is compiled already;
-        `auto_compile`: an `AutoCompile` (compiling.py) that decides at each fit's start, until it
-        compiles; `channels_last`: batches reach the model in channels_last layout
-        (memory_format.py); `choices`: what the defaults chose, name -> `Choice`, for the fit's
-        first line (choices.py; `tasklearner` fills it)."""
         from .backend import make_backend
         from .callbacks.metrics import Metrics
         from .callbacks.nan_guard import NonFiniteGuard
@@ -98,6 +157,8 @@ class Learner:
 
     # --- callbacks --------------------------------------------------------------------------
     def add_cb(self, cb: Callback) -> "Learner":
+        """Add the callback `cb` (a class is instantiated) for every later fit and evaluation, in
+        its place by ``order``; returns the learner, so calls chain."""
         if isinstance(cb, type):
             cb = cb()
         cb.learner = self
@@ -106,11 +167,14 @@ class Learner:
         return self
 
     def remove_cb(self, cb: Callback) -> "Learner":
+        """Remove the callback object `cb` (a `ValueError` if the learner does not have it)."""
         self.cbs.remove(cb)
         return self
 
     @contextlib.contextmanager
     def added_cbs(self, cbs: Sequence[Callback]):
+        """A context in which the callbacks `cbs` are added, removed on leaving it, errors
+        included: how ``fit(callbacks=...)`` adds callbacks for one fit only."""
         for cb in cbs:
             self.add_cb(cb)
         try:
@@ -120,6 +184,9 @@ class Learner:
                 self.remove_cb(cb)
 
     def event(self, name: str) -> None:
+        """Call the event `name` (``"after_loss"``, ...; callbacks/base.py lists them) on every
+        callback in order; nothing while ``run_eval(events=False)`` runs (get_preds, predict, tta).
+        A subclass's own step (`train_step`) calls it to keep the callbacks working."""
         if not self.events_on:  # an evaluation without a phase (get_preds, predict, tta): no callbacks
             return
         for cb in list(self.cbs):
@@ -136,6 +203,7 @@ class Learner:
 
     @property
     def device(self):
+        """The ``torch.device`` the loop runs on (this process's, across processes): the backend's."""
         return self.backend.device
 
     # fastai's names for where a fit stands: read-only views of `fit_state` (0 before any fit)
@@ -369,6 +437,9 @@ class Learner:
         self.event("after_loss")
 
     def compute_loss(self, pred, yb):
+        """The loss of the model's output `pred` against the targets `yb`: ``loss_func(pred, yb)``.
+        Training and every evaluation call it: override it for another objective (a
+        regularization term, a loss that needs the inputs, ``self.xb``)."""
         return self.loss_func(pred, yb)
 
     # --- schedules --------------------------------------------------------------------------
@@ -410,6 +481,7 @@ class Learner:
         return self
 
     def unfreeze(self) -> "Learner":
+        """Train every layer group again (after `freeze`); the optimizer and its state are kept."""
         from ..models.layer_groups import layer_groups, set_trainable
 
         for g in layer_groups(self.task_model()):
@@ -601,11 +673,15 @@ class Learner:
         return show_batch(self, n=n, **kwargs)
 
     def show_results(self, n: int = 9, **kwargs):
+        """The first `n` validation samples with the model's prediction beside the truth: a
+        Figure, or for a table task a table of the raw rows (hotstart/show/). Needs the task."""
         from .views import show_results
 
         return show_results(self, n=n, **kwargs)
 
     def plot_loss(self, **kwargs):
+        """A Figure of the training loss of every batch, across fits, and the validation loss at
+        each epoch's end (``ax=`` draws into an existing matplotlib axis)."""
         from .views import plot_loss
 
         return plot_loss(self, **kwargs)

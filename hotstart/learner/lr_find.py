@@ -27,11 +27,27 @@ from .callbacks.base import Callback, CancelFit
 
 @dataclass
 class LRFindResult:
+    """What `Learner.lr_find` returns: the sweep's curve and its suggested learning rate.
+
+    ``learner.fit_one_cycle(5, learner.lr_find().suggestion)`` trains at the suggestion;
+    ``result.plot()`` draws the curve (log-scale rates) with the suggestion marked, to judge it.
+
+    Attributes:
+        lrs: the learning rate of each step of the sweep (the last parameter group's: the head's),
+            growing exponentially from ``start_lr``.
+        losses: the training loss after each step, smoothed (an exponential moving average with
+            fastai's beta 0.98, bias-corrected), one per rate.
+        suggestion: fastai's "valley": the rate 2/3 of the way down the longest stretch over
+            which the smoothed loss keeps falling; NaN when the sweep recorded no step.
+    """
+
     lrs: list = field(default_factory=list)       # learning rate at each step
     losses: list = field(default_factory=list)    # smoothed training loss at each step
     suggestion: float = math.nan                  # the valley learning rate
 
     def plot(self, ax=None):
+        """The smoothed loss against the learning rate (log scale), the suggestion marked as a red
+        dot; into the matplotlib axis `ax` (None: a new 6x4 inch figure). Returns the axis."""
         import matplotlib.pyplot as plt
 
         if ax is None:

@@ -60,6 +60,97 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
                 seed: int | None = None, num_workers: int | str = "auto", compile=None, device=None, precision=None,
                 pretrained: bool = False, progress: bool = True, wd: float = 0.01, devices=None, strategy=None,
                 num_nodes=None, sync_bn: bool = False, cache=None, channels_last: bool | None = None):
+    """A `Learner` for `task` on `data`: the model (backbone + the task's head), the seeded loaders,
+    the loss, the metrics and the backend, with the defaults that make a fit fast where that is
+    safe, each said with its reason in the fit's first line::
+
+        data, blocks = datasets.load("digits")        # 1,797 8x8 images, labels 0..9
+        task = ImageClassificationSingle(blocks, size=(16, 16), augment={"flip": 0.0})
+        learner = tasklearner(task, data, seed=0)      # 20% of the samples held out to validate
+        learner.fit_one_cycle(2, lr_max=3e-3)
+
+    Everything the model could not work with is refused before any data is read or weight
+    trained: a misspelled backbone, a model whose output does not fit the task (checked on meta
+    tensors), a target its block refuses (every target of an ``(inputs, targets)`` pair is
+    checked first, naming the sample). The module docstring has the table of which part of
+    hotstart owns each argument; arguments left at None get that owner's default.
+
+    Args:
+        task (SupervisedTask): what a sample is and how it is encoded, the head, the loss, the
+            metrics and the decoding (hotstart/tasks/).
+        data (Data | tuple | torch.utils.data.Dataset | None): the training data: an ``(inputs, targets)`` pair of sequences, a container of
+            hotstart.datasets (`ImageFolders`, `ImageTable`, ...; its "train" and "valid" splits
+            are used when it has them, never its "test" split), or a map-style dataset of
+            ``(input, target)`` samples. None: a learner that only predicts (what `load_learner`
+            builds without data).
+        backbone (str | torch.nn.Module | None): a timm model name (``"resnet18"``), a name of
+            hotstart's (``"inceptiontime"``, ``"resnet1d"``, ``"smallcnn_micro"``) or your
+            module, to which the task's head is added. None: the task's ``default_backbone``,
+            else hotstart's small CNN for images. A misspelled name is an error here, naming
+            the close ones.
+        model (torch.nn.Module | None): a complete model instead (the head included): used as
+            given; not with `backbone`.
+        batch_size: samples per batch. None: the task's ``default_batch_size`` for this many
+            training samples (the series tasks shrink it for small archives), else 64.
+        valid_pct: the share of the training samples held out for validation when neither
+            `validdata` nor a "valid" split is given (a random split, seeded by `seed`).
+        layers (Sequence[int] | None): tables only: the MLP's widths (None: (200, 100), as
+            fastai's ``tabular_learner``).
+        ps (float | Sequence[float] | None): tables only: the dropout after each MLP layer
+            (None: 0.1).
+        emb_drop (float | None): tables only: the dropout after the embeddings (None: 0).
+        validdata (Data | tuple | torch.utils.data.Dataset | None): the validation data, in any form `data` takes (instead of a split of `data`).
+        callbacks: callbacks added to the learner's defaults for every fit (`EarlyStopping`,
+            `SaveBestModel`, `EMA`, ...); a `ToDevice` / `ToGPU` among them chooses the device
+            instead, and is not kept.
+        metrics (dict | None): name -> metric object (torchmetrics' protocol). None: the task's
+            (accuracy for single-label classification, F1 and accuracy for multi-label, ...).
+        optimizer (str | Callable): ``"adamw"`` (the default), ``"adam"``, ``"sgd"`` or a
+            callable (see `Learner`).
+        seed: the one seed of the model's initialization, the validation split, the shuffles, the
+            augmentations and the dropout: the same seed repeats the fit (on the same hardware
+            and precision). None: a fresh one from the OS, kept as ``learner.seed``.
+        num_workers: DataLoader worker processes. ``"auto"`` (the default) times the first
+            samples when the loader is first read: an epoch estimated to load quickly (in-memory
+            images: well under a millisecond a sample) stays in the main process, else one
+            worker per core but one, at most 8 (learner/data.py).
+        compile (bool | str | None): ``torch.compile`` of the backbone: True compiles now, False
+            never. None (``"auto"``): decided as each fit starts, compiled only when the warmup
+            (``python -m hotstart.warmup``) has warmed this configuration and the fit is long
+            enough to repay loading it (on a 2-core EPYC, resnet10t at 128x128, batch 32: 3 s to
+            load the warm graphs against steps at least 1.12x as fast, so from about 50 batches;
+            a cold compile took 34 s, which is why a cold configuration stays eager;
+            compile_cache/policy.py). On CUDA a warm configuration is always compiled.
+        device (str | None): ``"cpu"``, ``"cuda"`` (or ``"gpu"``), ``"mps"``, ... None: a GPU
+            when there is one, else the CPU.
+        precision (str | None): Fabric's name: ``"32-true"``, ``"bf16-mixed"``, ``"16-mixed"``,
+            or ``"auto"`` (bf16-mixed where the hardware has bf16 units). None: ``"auto"`` for
+            image classification, fp32 for the other tasks (learner/precision.py: on an AVX-512
+            BF16 CPU bf16-mixed ran resnet10t at 128x128 1.84x as fast, and its mean accuracy over
+            5 seeds lay within fp32's spread; the other tasks were not measured).
+        pretrained: load the timm backbone's pretrained weights (downloaded once, or from the
+            local cache); its normalization statistics then replace the task's.
+        progress: show the choices line, the bars and the epoch table (the `Progress` callback).
+        wd: the weight decay (0.01, fastai's default).
+        devices (int | None): how many devices (processes) to train on: ``devices=2`` re-launches
+            the script as two DDP processes; under torchrun or SLURM their process count is used.
+        strategy (str | None): Fabric's strategy (None: ``"ddp"`` for several processes).
+        num_nodes (int | None): machines to train on (Fabric); under torchrun or SLURM the
+            launcher's count is used.
+        sync_bn: across processes, BatchNorm over the global batch (``SyncBatchNorm``, CUDA only).
+        cache (bool | str | None): how image files are read. None / ``"auto"``: decoded once into
+            memory when the training and validation images fit the budget (at most 1 GiB:
+            21,845 images at 128x128 RGB), so later epochs decode nothing; ``"memory"``: in
+            memory, as many as fit; ``"resized"``: a copy reduced to the task's size on disk,
+            for folders too large for memory (not for masks and keypoints); False: every file
+            read at every epoch (datasets/decoded_cache.py).
+        channels_last: the batches' memory layout. None: channels_last for convolutional models
+            at 128x128 and up (resnet10t trained 1.14x as fast at 128x128 on a 2-core EPYC, and
+            0.92x at 32x32; learner/memory_format.py); True / False as given.
+
+    Returns:
+        learner (Learner): the learner, not yet trained: call ``fit_one_cycle``, ``fine_tune`` or ``fit``.
+    """
     from ..datasets.decoded_cache import check_cache
     from .backend import make_backend, resolve_accelerator
     from .choices import Choice

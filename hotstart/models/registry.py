@@ -65,6 +65,8 @@ _KINDS = (
 )
 
 MODEL_KINDS: Mapping[str, ModelKind] = MappingProxyType({k.name: k for k in _KINDS})
+"""Name -> `ModelKind`, read-only: every kind of model hotstart builds and rebuilds from its saved
+config (``"SmallCNN"``, ``"timm"``, ``"TabularModel"``, ``"unet"``, ``"inceptiontime"``, ...)."""
 
 
 def list_model_kinds() -> list[str]:
@@ -73,6 +75,9 @@ def list_model_kinds() -> list[str]:
 
 
 def is_model_kind(name) -> bool:
+    """Whether `name` is a string naming a registered kind (a key of `MODEL_KINDS`: ``"SmallCNN"``,
+    ``"timm"``, ``"unet"``, ...). Anything else, a module or None included, is False, never an
+    error: it is the question to ask before `get_model_kind`, which raises."""
     return isinstance(name, str) and name in MODEL_KINDS
 
 

@@ -35,6 +35,27 @@ def emb_sz_rule(n_cat: int) -> int:
 
 
 class TabularBackbone(nn.Module):
+    """The features of an encoded table row: an embedding per categorical column, the continuous
+    columns through BatchNorm, and an MLP over both (the module docstring has the layout). Model
+    kind ``"TabularModel"``; the task's head (a Linear) completes it.
+
+    The input is the encoded row ``[category indices..., normalized continuous values...]``
+    (encodings/tabular.py); the output has ``num_features`` (the last width of `layers`) values.
+    ``config`` is its JSON config, from which `from_config` rebuilds it, so a saved table model
+    loads without unpickling.
+
+    Args:
+        cardinalities: the number of categories of each categorical column, index 0 included
+            (``"#na#"``: a missing or never-seen category).
+        n_cont: how many continuous columns follow the categorical ones.
+        layers: the MLP's widths, each ``Linear -> ReLU -> BatchNorm -> Dropout``; (200, 100)
+            is fastai's ``tabular_learner`` default.
+        ps: the dropout after each MLP layer: one value for all, or one per layer; each in [0, 1).
+        emb_drop: the dropout on the concatenated embeddings, in [0, 1).
+        emb_szs: the width of each column's embedding. None: fastai's rule (`emb_sz_rule`):
+            6 for 10 categories, 21 for 100, 77 for 1,000, at most 600.
+    """
+
     def __init__(self, cardinalities: Sequence[int], n_cont: int, layers: Sequence[int] = DEFAULT_LAYERS,
                  ps: float | Sequence[float] = DEFAULT_PS, emb_drop: float = 0.0,
                  emb_szs: Sequence[int] | None = None):
@@ -85,6 +106,7 @@ class TabularBackbone(nn.Module):
 
     @classmethod
     def from_config(cls, cfg: dict) -> "TabularBackbone":
+        """The backbone that ``config`` describes (its weights come from the saved state dict)."""
         return cls(cfg["cardinalities"], cfg["n_cont"], layers=cfg["layers"], ps=cfg["ps"],
                    emb_drop=cfg["emb_drop"], emb_szs=cfg["emb_szs"])
 

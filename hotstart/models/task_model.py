@@ -12,6 +12,21 @@ import torch.nn as nn
 
 
 class TaskModel(nn.Module):
+    """A backbone and the task's head, as two modules: ``model(x)`` is ``head(backbone(x))``.
+
+    `tasklearner` builds one for a backbone and a head (models/builder.py's `with_head`):
+    ``backbone`` a timm model, hotstart's small CNN or your module; ``head`` the task's, sized to the
+    backbone's number of features (a Linear to the classes, ...). Kept
+    apart so that `Learner.freeze` trains the head alone, the layer groups give the backbone a
+    lower learning rate than the head, and the compile cache compiles the backbone alone: its
+    shapes do not depend on the number of classes, so a cache warmed with 10 classes serves a run
+    with 37.
+
+    Args:
+        backbone: the feature extractor.
+        head: maps the backbone's features to the task's outputs.
+    """
+
     def __init__(self, backbone: nn.Module, head: nn.Module):
         super().__init__()
         self.backbone = backbone

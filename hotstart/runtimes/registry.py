@@ -41,6 +41,9 @@ RUNTIMES: dict[str, tuple[dict[str, Callable[..., ContractModel]], str]] = {
     ".tflite": ({"litert": LiteRtRuntime.load, "tflite-micro": TflmRuntime.load}, "`hotstart export --format tflite`"),
     ".vmfb": ({"iree": IreeRuntime.load}, "`hotstart export --format iree`"),
 }
+"""File suffix -> (runtime name -> opener, the first one the default; the command that writes
+such a file): ``hotstart predict model.tflite --runtime tflite-micro`` picks the second opener of
+``.tflite``. One row per format."""
 
 
 def suffixes() -> list[str]:

@@ -18,6 +18,27 @@ from ..kinds import Kinded
 
 
 class SupervisedTask(Kinded, family="task"):
+    """The base of every task: what a sample is (two blocks, input and target), how it becomes
+    tensors (encodings, applied in order), and what follows from that: the model's head, the
+    loss, the metrics and the decoding of outputs. It never trains (the `Learner` does).
+
+    The tasks of hotstart (`ImageClassificationSingle`, `TabularRegression`, ...) build their own
+    blocks and encodings; a new task subclasses this one and provides `head`, `loss_fn`,
+    `metrics`, `activation` and `decode_output`, then overrides the hooks whose default does not
+    fit (``model_kind``, ``default_lr``, `default_batch_size`, ...: the learner and `tasklearner`
+    ask the task, never what kind of task it is). A subclass is registered under its name as it
+    is defined, so a saved model's ``task.json`` finds it again (hotstart/kinds.py); equal
+    blocks and encodings make equal tasks.
+
+    ``task.describe()`` prints each block through each encoding with a mock sample's shapes, the
+    quickest check that a task encodes what you meant.
+
+    Args:
+        blocks: ``(input_block, target_block)``: exactly two `Block` objects (anything else is a
+            `UsageTypeError`).
+        encodings: the `Encoding` objects, applied in this order to both blocks' values.
+    """
+
     # The name in JSON, the registry of tasks, equality and hashing: `Kinded` (hotstart/kinds.py).
     # A task's JSON holds its blocks and encodings (`to_dict`, `_from_params`).
 
@@ -38,10 +59,12 @@ class SupervisedTask(Kinded, family="task"):
 
     @property
     def input_block(self) -> Block:
+        """The block of the sample's input (``blocks[0]``): an `Image`, a `TableRow`, a series, ..."""
         return self.blocks[0]
 
     @property
     def target_block(self) -> Block:
+        """The block of the sample's target (``blocks[1]``): a `Label`, a mask, keypoints, ..."""
         return self.blocks[1]
 
     # --- encoding and decoding ------------------------------------------------------
@@ -118,15 +141,22 @@ class SupervisedTask(Kinded, family="task"):
 
     # --- what the learner needs (subclasses provide) ---------------------------------------
     def head(self, num_features: int):
+        """The module from a backbone's `num_features` features to the task's outputs (a Linear
+        to the classes, ...); `tasklearner` puts it after the backbone in a `TaskModel`."""
         raise NotImplementedError
 
     def loss_fn(self):
+        """The loss, ``loss(model_output, encoded_target) -> scalar``, the learner trains with."""
         raise NotImplementedError
 
     def metrics(self) -> dict:
+        """Name -> metric object (torchmetrics' protocol), new ones at each call: the learner's
+        default metrics, a column each in the history. An empty dict by default: the loss only."""
         return {}
 
     def decode_output(self, output) -> tuple[Any, Any]:
+        """One sample's model output -> (decoded prediction, probabilities or values): what
+        `predict` returns (a label and the class probabilities, ...)."""
         raise NotImplementedError
 
     # --- hooks the learner calls on every task: override what differs from the default --------
@@ -219,6 +249,8 @@ class SupervisedTask(Kinded, family="task"):
 
     # --- JSON ---------------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The task as JSON: its kind, blocks and encodings (``task.json`` of a saved model);
+        ``SupervisedTask.from_dict`` reads it back without unpickling."""
         return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
                 "encodings": [e.to_dict() for e in self.encodings]}
 

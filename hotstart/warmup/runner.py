@@ -26,6 +26,21 @@ DEFAULT_MAX_MEMORY_MB = 3072
 
 @dataclass
 class WorkloadResult:
+    """How one workload of a warmup went: a row of `WarmupReport.table`.
+
+    Attributes:
+        name: the workload's name.
+        status: ``"ok"`` (its configuration is now warm), ``"failed"`` (an error, reported, never
+            fatal: the next workloads still run) or ``"skipped"`` (the budget or memory cap was
+            reached, or it needs a CUDA device this machine lacks).
+        seconds: how long it ran: task, mock data, learner, compile and a few training steps.
+        key: the compile-cache key recorded in the manifest (None when it compiled nothing).
+        error: why it failed or was skipped, one line (at most 200 characters).
+        detail: the failure's full traceback (not in the repr).
+        side_effects: the global state it changed and the warmup's guard put back (should be
+            empty: a workload must leave the process as it found it).
+    """
+
     name: str
     status: str                  # "ok", "failed", "skipped"
     seconds: float = 0.0
@@ -37,6 +52,19 @@ class WorkloadResult:
 
 @dataclass
 class WarmupReport:
+    """What a warmup run returns (``hotstart.warmup.run``): a result per workload, and what the
+    run cost. ``python -m hotstart.warmup`` prints its `table`, and with ``--strict`` exits 1
+    unless `ok` (without it, 0: a warmup never breaks an install).
+
+    Attributes:
+        results: one `WorkloadResult` per selected workload, in the order they ran.
+        seconds: the whole run's wall time.
+        peak_rss_mb: the process's peak resident memory, in MB (``getrusage``'s ``ru_maxrss``):
+            what the ``max_memory_mb`` cap is checked against between workloads.
+        cache_dir: the compile cache folder that was warmed.
+        side_effects: what the guards had to put back, as ``"workload: what"`` (should be empty).
+    """
+
     results: list[WorkloadResult]
     seconds: float
     peak_rss_mb: float
@@ -45,9 +73,12 @@ class WarmupReport:
 
     @property
     def ok(self) -> bool:
+        """True when no workload failed (skipped ones do not count against it)."""
         return all(r.status != "failed" for r in self.results)
 
     def table(self) -> str:
+        """The report as text: a row per workload (name, status, seconds, note), then the totals
+        (time, peak memory, cache folder) and any side effect put back."""
         width = max([len(r.name) for r in self.results] + [8])
         lines = [f"{'workload':<{width}}  {'status':<8} {'seconds':>8}  note"]
         for r in self.results:

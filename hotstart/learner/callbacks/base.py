@@ -36,6 +36,32 @@ class CancelFit(Exception):
 
 
 class Callback:
+    """The base of every callback: a do-nothing method for each event of the loop, so a subclass
+    defines only the events it reacts to, and sees the loop through ``self.learner``.
+
+    ``order`` (default 0) places it among the learner's callbacks, which run in ascending order,
+    ties in the order they were added. The defaults are placed around 0 so that yours can read
+    their numbers: `NonFiniteGuard` -20, `Recorder` -10, `Metrics` -5, `Progress` 50; so at
+    ``order`` 0 an ``after_epoch`` finds the epoch's row in ``self.learner.history`` already.
+    ``learner`` is set when the callback is added (``Learner(callbacks=...)``, ``fit(callbacks=...)``
+    or `Learner.add_cb`).
+
+    A callback that stops a fit once the validation loss is low enough::
+
+        class StopBelow(Callback):
+            def __init__(self, loss: float):
+                self.loss = loss
+
+            def after_epoch(self):
+                if self.learner.history[-1]["valid_loss"] < self.loss:
+                    raise CancelFit(f"valid_loss below {self.loss}")
+
+        learner.fit_one_cycle(20, callbacks=[StopBelow(0.05)])
+
+    An attribute that is neither an event nor defined is an `AttributeError` naming the callback,
+    so a misspelled event name in a subclass is simply never called: spell them as in `EVENTS`.
+    """
+
     order: int = 0
     learner = None
 

@@ -8,6 +8,29 @@ from .base import Callback
 
 
 class SaveBestModel(Callback):
+    """Save the model with `Learner.save` at the end of each epoch whose `monitor` value is the
+    best so far, so the best epoch survives the epochs that overfit after it.
+
+    ``fit_one_cycle(10, callbacks=[SaveBestModel("best", load_best=True)])`` leaves ``best/``
+    (``weights.safetensors`` and ``task.json``, written atomically) holding the epoch with the
+    lowest validation loss, and the learner holding those weights when the fit ends. Across
+    processes only the first one writes. Order 55: after the `Recorder` (-10) has added the epoch's
+    row to the history, and before `EarlyStopping` (60), so the epoch that stops a fit is still
+    considered.
+
+    Args:
+        path (str | os.PathLike): the folder to save into (`load_learner` reads it back).
+        monitor: the history key to watch: ``"valid_loss"`` (the default), ``"train_loss"`` or a
+            metric's name (``"accuracy"``).
+        mode: ``"min"`` or ``"max"``: whether lower or higher is better. None: ``"min"`` when
+            `monitor` names a loss, else ``"max"``.
+        load_best: load the best epoch's weights into the model when the fit ends (otherwise the
+            model keeps the last epoch's weights and only the folder holds the best).
+
+    After a fit, ``best`` is the best value seen and ``best_epoch`` its epoch (None if no epoch
+    was saved).
+    """
+
     order = 55  # before EarlyStopping, so the epoch that ends a fit is still considered
 
     def __init__(self, path, monitor: str = "valid_loss", mode: str | None = None, load_best: bool = False):

@@ -8,6 +8,30 @@ from .base import Callback, CancelFit
 
 
 class EarlyStopping(Callback):
+    """Stop the fit (`CancelFit`) when `monitor` has not improved for `patience` epochs in a row.
+
+    ``fit_one_cycle(30, callbacks=[EarlyStopping(patience=3)])`` stops after the third epoch in a
+    row whose validation loss is not below the best so far; the epochs already trained stay in
+    the history, and ``after_fit`` still runs for every callback. Note that a one-cycle schedule
+    stopped early never reaches its low final learning rate: with `SaveBestModel`
+    (``load_best=True``) the model at least keeps its best epoch. Order 60: after the
+    `Recorder` (-10) has added the epoch's row and `SaveBestModel` (55) has saved it.
+
+    Args:
+        monitor: the history key to watch: ``"valid_loss"`` (the default), ``"train_loss"`` or a
+            metric's name (``"accuracy"``); a key the history lacks is a `KeyError` listing the
+            keys it has, at the first epoch's end.
+        patience: how many epochs without improvement to accept before stopping.
+        min_delta: how much better than the best a value must be to count as an improvement
+            (a noisy validation loss that wobbles by 1e-4 does not reset the count with
+            ``min_delta=1e-3``).
+        mode: ``"min"`` or ``"max"``: whether lower or higher is better (anything else is a
+            `UsageError`). None: ``"min"`` when `monitor` names a loss, else ``"max"``.
+
+    The best value and the count restart at each fit. After a stop, ``stopped_epoch`` is the
+    epoch it stopped at (None when the fit ran to its end).
+    """
+
     order = 60
 
     def __init__(self, monitor: str = "valid_loss", patience: int = 3, min_delta: float = 0.0, mode: str | None = None):

@@ -39,6 +39,25 @@ from .base import Callback
 
 
 class EMA(Callback):
+    """An exponential moving average of the weights (timm's ``ModelEmaV3``), validated on and
+    kept when the fit ends: ``callbacks=[EMA(decay=0.999)]`` (the module docstring says when the
+    weights are swapped, and how checkpoints and several processes keep it exact).
+
+    Args:
+        decay: in [0, 1) (else a `UsageError`); each optimizer step moves the average
+            ``1 - decay`` of the way to the model: 0.999 averages over roughly the last 1,000
+            steps, so it suits fits of several thousand steps; a fit of 200 steps wants ~0.99.
+        use_ema: validate on the average during the fit and leave it in the model at the end
+            (the default); False only keeps it in ``ema.module`` for you.
+        warmup: timm's warmup of the decay: an update after k earlier ones uses
+            ``1 - k ** (-2/3)``, capped at `decay` (0.78 after 10 updates, 0.95 after 100, 0.99
+            after 1,000), so the average is not held for thousands of steps near the weights it
+            started from.
+
+    ``module`` is the averaged model (None before the first fit); ``updates`` the number of
+    optimizer steps averaged so far.
+    """
+
     # after GradientClip (10) and SaveBestModel (55): the averaged weights stay in the model from
     # `before_validate` to the end of `after_epoch`, so SaveBestModel saves the weights it judged
     order = 60

@@ -30,6 +30,24 @@ def _tensorboard_installed() -> bool:
 
 
 class LogTo(Callback):
+    """Log the training loss and learning rate every `every` batches, and each epoch's history
+    row (losses, metrics, time), to Lightning's loggers (the module docstring has examples).
+
+    Args:
+        *loggers (str | lightning_fabric.loggers.Logger): ``"csv"`` (Lightning's ``CSVLogger``),
+            ``"tensorboard"`` (``TensorBoardLogger``; needs the tensorboard package, checked
+            here), or logger objects, used as given. At least one; an unknown name is a
+            `UsageError` naming the known ones.
+        root_dir: the folder the named loggers write under (``logs/hotstart/version_0/...``).
+        name: the run's name, the folder inside `root_dir`.
+        every: log ``train_loss_step`` and ``lr`` every `every` training batches (10: a 1,000
+            batch epoch writes 100 points; each reads the Recorder's losses from the device, a
+            sync a GPU should not do at every batch).
+
+    The named loggers are built (and ``lightning_fabric`` imported, about a second) at the first
+    fit, not here. Non-finite values are left out of what is logged.
+    """
+
     order = 10  # after the Recorder (-10) and Metrics (-5) have filled the epoch's row
 
     def __init__(self, *loggers, root_dir: str = "logs", name: str = "hotstart", every: int = 10):

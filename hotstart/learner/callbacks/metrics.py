@@ -18,6 +18,26 @@ from .base import Callback
 
 
 class Metrics(Callback):
+    """The validation loss and metrics of each validation phase, one of the learner's default
+    callbacks (`Learner` adds it; you pass its metrics as ``Learner(metrics=...)`` or
+    ``tasklearner(metrics=...)``).
+
+    After a validation phase ``valid_loss`` is the mean loss per sample and ``values`` maps each
+    metric's name to its value, over every process's shard (NaN for an epoch cancelled before
+    its validation). `Learner.validate` returns them (``{"loss": valid_loss, **values}``), and
+    the `Recorder` copies ``values`` into the epoch's history row.
+
+    Args:
+        metrics (dict | Callable[[], dict] | None): name -> metric object with torchmetrics'
+            protocol (``update(pred, target)``, ``compute``, ``reset``, ``to``), or a callable
+            returning that dict (a task's ``metrics`` method: the objects are built at the first
+            validation, so a learner that never validates builds none). None: no metrics,
+            the loss only.
+        activation (Callable | None): applied to the model's outputs (logits) before the
+            metrics see them (the task's ``activation``: softmax for classification); None: the
+            outputs as they are.
+    """
+
     order = -5
 
     def __init__(self, metrics=None, activation=None):

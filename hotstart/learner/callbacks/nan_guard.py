@@ -50,6 +50,25 @@ def _finite_norm(tensors, device) -> torch.Tensor:
 
 
 class NonFiniteGuard(Callback):
+    """Stop a fit whose loss, gradients or buffers stop being finite, and leave the model as it was
+    at the last check that passed: one of the learner's default callbacks (the module docstring
+    says what is checked, when, and why without a sync per batch).
+
+    The error, a `NonFiniteLossError`, says where it happened (epoch and batch), what was not
+    finite, the first layer whose output or gradient became non-finite, and which state the
+    model was put back to, so the learner can still validate, predict and save.
+
+    Args:
+        check_every: check every `check_every` optimizer steps (and at each epoch's last step,
+            and before a checkpoint is written): one device-to-host sync per check instead of one
+            per batch. 1 checks every step before it is taken; 25 (the default) reads 25 batches'
+            flags in one sync, and a failed check goes back at most 25 steps (to the epoch that
+            last validated, or the fit's start, if that state does not work either).
+        min_scale: under fp16 mixed precision, the GradScaler's scale below which it has given
+            up (its skipped steps will not recover). The default, 2**-14 (6.1e-5), is fp16's
+            smallest normal number.
+    """
+
     order = -20
 
     def __init__(self, check_every: int = 25, min_scale: float = 2.0 ** -14):

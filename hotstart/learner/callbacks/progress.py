@@ -18,12 +18,25 @@ from .base import Callback
 
 
 class Progress(Callback):
+    """What a fit shows as it runs: the defaults' choices line, a tqdm bar per phase, and a table
+    row per epoch. One of the learner's default callbacks (``Learner(progress=False)`` or
+    ``tasklearner(progress=False)`` leaves it out); only the first process writes.
+
+    Args:
+        bars: draw the bars: True, False, or None (the default: only when the stream is a
+            terminal or the code runs in a notebook, so a log file does not fill with ``\\r``
+            refreshes).
+        table: write the choices line and the epoch table (one flushed line per epoch, so
+            ``tail -f`` shows each epoch as it ends).
+        file (typing.TextIO | None): where the table and the bars go (None: the table to
+            standard output, the bars to standard error).
+        loss_every: the bar shows the training loss of every `loss_every`-th batch (reading it is
+            a device-to-host sync, which a GPU should not wait for at every batch).
+    """
+
     order = 50  # after the recorder and metrics have filled in the epoch's numbers
 
     def __init__(self, bars: bool | None = None, table: bool = True, file=None, loss_every: int = 25):
-        """`bars`: True, False, or None (the default: only on a terminal or in a notebook).
-        `loss_every`: the bar shows the training loss of every `loss_every`-th batch (reading it
-        is a device-to-host sync, which a GPU should not wait for at every batch)."""
         self.bars, self.table, self.loss_every = bars, table, max(1, int(loss_every))
         self.file = file
         self._bar = None

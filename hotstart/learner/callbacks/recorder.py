@@ -16,6 +16,20 @@ from .base import Callback
 
 
 class Recorder(Callback):
+    """The fit's history: one row per epoch, and every training batch's loss and learning rate.
+    One of the learner's default callbacks, as ``learner.recorder``; ``learner.history`` is its
+    ``history``.
+
+    - ``history``: one dict per epoch, across fits: ``epoch`` (counted across fits), ``train_loss``
+      and ``valid_loss`` (mean loss per sample over every process), each metric of `Metrics`,
+      and ``time`` (seconds, the slowest process's).
+    - ``losses``: every training batch's loss, as floats (`Learner.plot_loss` draws them).
+    - ``lrs``: the last parameter group's (the head's) learning rate at each training batch.
+
+    No device-to-host sync per batch: the losses stay on the device until the epoch ends (the
+    module docstring says why the numbers are still those of ``float(loss)``, bit for bit).
+    """
+
     order = -10  # first in, so everything after can read the running losses
 
     def __init__(self):

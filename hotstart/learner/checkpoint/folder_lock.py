@@ -23,6 +23,8 @@ from pathlib import Path
 from ...errors import UsageError
 
 LOCK_NAME = ".lock"
+"""The lock file `FolderLock` takes in a checkpoint folder: a second fit writing the same folder
+is refused, naming the process that holds it."""
 
 
 def _refusal(folder: Path, holder: str) -> UsageError:

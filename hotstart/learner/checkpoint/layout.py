@@ -22,6 +22,8 @@ from pathlib import Path
 import torch
 
 FORMAT = "hotstart.checkpoint/3"  # /3: checksums.json; /2 (no checksums) is still read
+"""The ``format`` a checkpoint's ``state.json`` carries: ``/3`` has ``checksums.json``; ``/2``
+checkpoints (no checksums) are still read."""
 READABLE_FORMATS = (FORMAT, "hotstart.checkpoint/2")
 FILES = ("model.safetensors", "optimizer.safetensors", "state.json")
 CHECKSUMS = "checksums.json"
