@@ -4,7 +4,7 @@ The digits model (small CNN) and a timm resnet10t, fp32 and int8, each run at a 
 size in tract (which failed on the symbolic ``batch`` in intermediate shapes before onnx.py
 stripped them) and in OpenCV, against onnxruntime. OpenCV 5's new engine cannot read
 onnxruntime's int8 files (a Conv bias from DequantizeLinear of an int32 initializer: see the
-README's "Small devices"), so int8 runs in its classic engine.
+docs/howto/small-devices.md), so int8 runs in its classic engine.
 """
 import numpy as np
 import pytest
