@@ -9,7 +9,7 @@ artifacts::
 
     batches * eager_step_s * (1 - 1 / speedup) > load_s          (`compile_pays`)
 
-with, measured on this machine's 2-core AMD EPYC (benchmarks/README.md, "Precision and compile on
+with, measured on this machine's 2-core AMD EPYC (benchmarks/results/HISTORY.md, "Precision and compile on
 this CPU"; quiet cores, 2026-12-02, ``benchmarks/scripts/precision_cpu.py``, resnet10t at 128x128,
 batch 32; results/precision-compile-2026-12-02-{warm,cold}.json):
 

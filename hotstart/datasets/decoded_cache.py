@@ -3,7 +3,7 @@
 Why: a fit reads every file again in every epoch, and decodes it again (JPEG decoding, the mode
 conversion, and for large files a resize to the task's size). Decoded once, the epochs after the
 first decode nothing: each sample starts from its pixels in memory, and only the augmentation
-runs (benchmarks/README.md, "Folder of JPEGs": decoding is about 0.3 ms of the ~2-7 ms it costs
+runs (benchmarks/results/HISTORY.md, "Folder of JPEGs, and this CPU's precisions": decoding is about 0.3 ms of the ~2-7 ms it costs
 to load an image there; ``benchmarks/scripts/folder_ab.py --cache memory`` measures it against
 ``cache="resized"`` and the in-memory bound).
 

@@ -1,7 +1,7 @@
 """``cache="resized"``: train on image files through a copy reduced to the task's size, made once.
 
 Why: every epoch decodes every file again. For files near the task's size (a 160x160 JPEG for a
-128x128 task) that is cheap (~0.4 ms), and the copy does not pay (benchmarks/README.md, "Folder
+128x128 task) that is cheap (~0.4 ms), and the copy does not pay (benchmarks/results/HISTORY.md, "Folder
 of JPEGs"); for photographs several times larger, decoding and shrinking the original costs far
 more than decoding a copy at the task's size, and the copy is made once for all epochs and runs.
 

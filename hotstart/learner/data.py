@@ -5,7 +5,7 @@ derived from (seed, epoch, index), so a sample's augmentation does not depend on
 process or in which order it is loaded: the same seed gives the same batches, bit for bit, with
 any `num_workers`.
 
-Pipeline choices for folders of JPEGs, measured (benchmarks/README.md, "Folder of JPEGs"; the
+Pipeline choices for folders of JPEGs, measured (benchmarks/results/HISTORY.md, "Folder of JPEGs, and this CPU's precisions"; the
 folder workload's 160x160 q90 JPEGs to 128x128, resnet10t, batch 32; 2026-12-01 on the 2-core CPU
 shared with other jobs, load average 5-14 as given; CPU ms are this process's, per image):
 

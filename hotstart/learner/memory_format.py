@@ -7,7 +7,7 @@ are unchanged. Only the batches are converted, as they reach the device.
 
 The rule (`choose_channels_last`): channels_last when the model has 2-D convolutions and both
 sides of the input are at least `MIN_SIDE` pixels. Measured on this machine's 2-core AMD EPYC
-(benchmarks/README.md, "Precision and compile on this CPU"; one-epoch fits in one process,
+(benchmarks/results/HISTORY.md, "Precision and compile on this CPU"; one-epoch fits in one process,
 alternating, the batch converted in the learner):
 
 - resnet10t at 128x128, batch 32: 1.14x; resnet18 at 128x128, batch 16 (the startup workload):

@@ -97,7 +97,7 @@ class NonFiniteGuard(Callback):
         # One copy before the first batch, not two: until a check passes, the last checked state
         # is this one, and `_stop` goes back to it (the on-device snapshot starts at that check).
         # Profiled: the second copy was most of hotstart's own time between "ready" and the first
-        # batch (benchmarks/README.md, "Where the time to first epoch goes").
+        # batch (benchmarks/results/HISTORY.md, "Where the time to first epoch goes").
         self._rollback = ModelRollback(self.learner)
         self._rollback.remember_validated("at the start of this fit")
         scaler = self._scaler()
