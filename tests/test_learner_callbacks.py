@@ -210,8 +210,9 @@ def test_keyboard_interrupt_keeps_history(make_learner):
 def test_progress_prints_a_table(make_learner, capsys):
     make_learner(progress=True).fit(2)
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["epoch", "train_loss", "valid_loss", "accuracy", "time"]
-    assert [line.split()[0] for line in out[1:]] == ["0", "1"]
+    assert out[0].startswith("precision ")  # the fit's first line: what the defaults chose (choices.py)
+    assert out[1].split() == ["epoch", "train_loss", "valid_loss", "accuracy", "time"]
+    assert [line.split()[0] for line in out[2:]] == ["0", "1"]
 
 
 def test_early_stopping(make_learner):
