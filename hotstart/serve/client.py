@@ -4,13 +4,15 @@
 the run (argv, cwd, environment, umask, and stdin / stdout / stderr as descriptors), forwards
 the signals this process receives to the child, and returns the child's exit status. It returns
 None, after one line on stderr that says why, when the run must happen here instead: no server,
-a stale socket, another user's server, or a server that refuses (another Python, hotstart, torch
-or start-up environment; a preloaded module changed on disk).
+a stale socket, another user's server, a server that refuses (another Python, hotstart, torch
+or start-up environment; a preloaded module changed on disk), or other work in this session that
+would yield to a run here but competes as an equal with a served one (`autogroup`: the kernel's
+sched_autogroup shares CPU between sessions first, and a served run is a session of its own).
 
 `exit_like` ends this process the way the child ended: with its exit code, or by the same signal.
 
 Opt out: ``HOTSTART_SERVER=0``, or ``--no-server`` (``hotstart run --no-server ...``,
-``hotstart train --no-server ...``).
+``hotstart train --no-server ...``). ``HOTSTART_SERVER=always`` serves even beside such work.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import socket
 import sys
 from pathlib import Path
 
-from . import checks, paths, protocol, runner
+from . import autogroup, checks, paths, protocol, runner
 from .run_process import RunProcess, stop_orphaned_run
 from .child import SERVED_ENV
 from .errors import ServeError
@@ -37,6 +39,11 @@ def server_wanted() -> bool:
     if os.environ.get("HOTSTART_SERVER", "").strip().lower() in ("0", "false", "no", "off"):
         return False
     return os.environ.get(SERVED_ENV) != str(os.getpid())
+
+
+def server_forced() -> bool:
+    """HOTSTART_SERVER=always: serve even when other work in this session would slow a served run."""
+    return os.environ.get("HOTSTART_SERVER", "").strip().lower() == "always"
 
 
 def say(msg: str) -> None:
@@ -104,6 +111,10 @@ def run_served(kind: str, target: str, args: list[str], *, quiet_if_absent: bool
             say(f"{why}; running without the server")
         return None
     with channel.sock:
+        busy = None if server_forced() else autogroup.why_run_directly()
+        if busy:
+            say(busy)
+            return None
         try:
             channel.send(request(kind, target, args), fds=[0, 1, 2])
             reply = channel.receive()
