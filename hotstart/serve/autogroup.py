@@ -32,9 +32,13 @@ serves anyway.
 
 The session's runnable threads are read from ``/proc/PID/task/TID/stat`` (state R, session id,
 nice): the processes of a session share its autogroup (both come from the same setsid and are
-inherited by fork). Three snapshots 5 ms apart average out a thread that just woke or slept. The
-session's processes are found in one pass over /proc (~10 ms with 150 processes on a loaded
-machine), and only when a server is there to be used.
+inherited by fork). Only the threads runnable in each of three snapshots 10 ms apart count: busy
+background work is runnable in all of them, while what merely passes by (a previous run's
+DataLoader workers exiting, a shell's fork) is not. (An average over three snapshots once served a
+run beside a nice-19 loop in a smoke run of benchmarks/serve.py; the cause was not caught, and
+something passing by at nice 0 is the likely one.) Work missed that way errs towards running
+directly, which is what ``python script.py`` does. The session's processes are found in one pass over
+/proc (~10 ms with 150 processes on a loaded machine), and only when a server is there to be used.
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ from dataclasses import dataclass
 
 SWITCH = "/proc/sys/kernel/sched_autogroup_enabled"
 SNAPSHOTS = 3
-SNAPSHOT_GAP_S = 0.005
+SNAPSHOT_GAP_S = 0.01
 
 
 def enabled() -> bool:
@@ -77,9 +81,9 @@ def run_threads(env: dict | None = None) -> int:
 
 @dataclass(frozen=True)
 class Contention:
-    """Other runnable threads in a session (averaged over the snapshots): how many, their summed
-    weight, and the highest nice among them."""
-    threads: float
+    """Other threads that stay runnable in a session: how many, their summed weight, and the
+    highest nice among them."""
+    threads: int
     weight: float
     max_nice: int
 
@@ -109,36 +113,37 @@ def session_pids(session: int, exclude_pid: int) -> list[int]:
     return pids
 
 
-def runnable_nices(pids: list[int]) -> list[int]:
-    """The nice of each thread of `pids` now runnable (state R)."""
-    nices = []
+def runnable(pids: list[int]) -> dict[int, int]:
+    """{thread id: nice} of the threads of `pids` now runnable (state R)."""
+    found = {}
     for pid in pids:
         main = _fields(f"/proc/{pid}/stat")
         if main is None:
             continue
         if int(main[17]) == 1:  # field 20: the number of threads
-            threads = [main]
+            threads = {pid: main}
         else:
             try:
                 tids = os.listdir(f"/proc/{pid}/task")
             except OSError:
                 continue
-            threads = [f for f in (_fields(f"/proc/{pid}/task/{t}/stat") for t in tids) if f is not None]
-        nices += [int(f[16]) for f in threads if f[0] == "R"]  # field 3: state; field 19: nice
-    return nices
+            threads = {int(t): _fields(f"/proc/{pid}/task/{t}/stat") for t in tids}
+        found.update({tid: int(f[16]) for tid, f in threads.items() if f is not None and f[0] == "R"})  # state, nice
+    return found
 
 
 def contention(snapshots: int = SNAPSHOTS, gap_s: float = SNAPSHOT_GAP_S) -> Contention:
-    """The other runnable work in this process's session, averaged over `snapshots` looks (the
-    session's processes are listed once: one pass over /proc, ~10 ms at 150 processes)."""
+    """The other work in this process's session that stays runnable: the threads in state R in
+    each of `snapshots` looks `gap_s` apart. The session's processes are listed once (one pass
+    over /proc, ~10 ms at 150 processes)."""
     pids = session_pids(os.getsid(0), os.getpid())
-    seen: list[int] = []
-    for i in range(snapshots):
-        if i:
-            time.sleep(gap_s)
-        seen += runnable_nices(pids)
-    return Contention(threads=len(seen) / snapshots, weight=sum(map(nice_weight, seen)) / snapshots,
-                      max_nice=max(seen, default=0))
+    steady = runnable(pids)
+    for _ in range(snapshots - 1):
+        time.sleep(gap_s)
+        now = runnable(pids)
+        steady = {tid: nice for tid, nice in steady.items() if tid in now}
+    nices = list(steady.values())
+    return Contention(threads=len(nices), weight=sum(map(nice_weight, nices)), max_nice=max(nices, default=0))
 
 
 def why_run_directly(env: dict | None = None) -> str | None:
@@ -149,7 +154,7 @@ def why_run_directly(env: dict | None = None) -> str | None:
     threads = run_threads(env)
     if not busy.outweighed_by(threads * nice_weight(os.getpriority(os.PRIO_PROCESS, 0))):
         return None
-    n = max(1, round(busy.threads))
+    n = busy.threads
     return (f"other work runs in this session ({n} runnable thread{'s' if n > 1 else ''}, nice up to "
             f"{busy.max_nice}): this run would get less CPU served than here, since sched_autogroup shares the "
             f"CPU between sessions first and a served run is a session of its own; running without the server "
