@@ -19,12 +19,14 @@ OMP_NUM_THREADS=1, the server too (see benchmarks/deploy.py for why on a shared 
 unless ``--serve-threads default`` leaves it unset (torch's default threads, everywhere alike).
 
 A busy machine (``--serve-background N``): N busy loops at ``nice -n 19`` run in this process's
-session, the clients' session, during the startup workload's runs (not during predict's), as a
-niced job started from the same terminal would. Under the kernel's sched_autogroup they yield
-to a direct run but would share the CPU equally with a served one, a session of its own, so the
-client runs the script itself (hotstart/serve/autogroup.py): ``served_runs`` counts the runs the
-server actually took. ``--serve-forced`` adds ``hotstart_served_always`` (HOTSTART_SERVER=always:
-served whatever runs beside it), to show what serving would cost there.
+session, the clients' session, during the runs (not while the server starts or predict's model
+trains), as a niced job started from the same terminal would. Under the kernel's sched_autogroup
+they yield to a direct run but would share the CPU equally with a served one, a session of its
+own, so the client runs the script itself (hotstart/serve/autogroup.py): ``served_runs`` counts
+the runs of the startup workload the server actually took. ``hotstart predict``, mostly
+start-up, is served anyway (hotstart/serve/client.py: MOSTLY_START_UP). ``--serve-forced`` adds
+``hotstart_served_always`` (HOTSTART_SERVER=always: served whatever runs beside it), to show what
+serving would cost there.
 
     python -m benchmarks.run --quick --only serve --serve-threads default                          # quiet
     python -m benchmarks.run --quick --only serve --serve-threads default --serve-background 2 --serve-forced  # busy
@@ -170,7 +172,7 @@ def bench_serve(py, cfg, log, compare, script_cmd, add_ratios) -> dict:
         out["child_memory_peak"] = {k: statistics.median(p[k] for p in peaks) for k in ("private_mib", "pss_mib")} if peaks else None
         out["notes"].append("served runs: `peak RSS` is the client's; the run's own memory is child_memory_peak "
                             "(median over runs of each child's peak Private / PSS)")
-        out["predict"] = _bench_predict(py, hs, env, cfg["runs"], compare, log)
+        out["predict"] = _bench_predict(py, hs, env, cfg["runs"], compare, log, opts["background"])
     finally:
         subprocess.run([py, "-m", "hotstart", "serve", "--stop"], env=env, capture_output=True)
         time.sleep(1)
@@ -178,7 +180,7 @@ def bench_serve(py, cfg, log, compare, script_cmd, add_ratios) -> dict:
     return out
 
 
-def _bench_predict(py, hs, env, runs, compare, log) -> dict:
+def _bench_predict(py, hs, env, runs, compare, log, background: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="hotstart-serve-bench-") as tmp:
         model = Path(tmp) / "run"
         subprocess.run([py, "-m", "hotstart", "train", "--no-server", "--epochs", "1", "--size", "16", "16",
@@ -189,7 +191,8 @@ def _bench_predict(py, hs, env, runs, compare, log) -> dict:
                         str(img)], check=True, cwd=ROOT)
         commands = {"predict": [*hs, "predict", "--no-server", str(model / "model"), str(img)],
                     "predict_served": [*hs, "predict", str(model / "model"), str(img)]}
-        res = compare("serve-predict", commands, runs, envs={k: env for k in commands}, log=log)
+        with BackgroundLoops(py, background):
+            res = compare("serve-predict", commands, runs, envs={k: env for k in commands}, log=log)
     base = res["predict"]["median"].get("wall_s")
     served = res["predict_served"]["median"].get("wall_s")
     pairs = [s["wall_s"] / b["wall_s"] for s, b in zip(res["predict_served"]["runs"], res["predict"]["runs"])

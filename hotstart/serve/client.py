@@ -32,6 +32,10 @@ FORWARD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.
            signal.SIGWINCH, signal.SIGCONT, signal.SIGALRM)
 NO_SERVER_FLAG = "--no-server"
 HANDED_OFF = ("train", "predict")  # hotstart commands that go to the server when one runs
+# handed-off commands that are mostly start-up: served even beside other work in the session, since
+# a served `hotstart predict` takes 0.5-1.3 s against 4-17 s direct (benchmarks/serve.py), and half
+# the CPU cannot undo that
+MOSTLY_START_UP = ("predict",)
 
 
 def server_wanted() -> bool:
@@ -102,16 +106,18 @@ def request(kind: str, target: str, args: list[str]) -> dict:
             "identity": checks.identity()}
 
 
-def run_served(kind: str, target: str, args: list[str], *, quiet_if_absent: bool = False) -> int | None:
+def run_served(kind: str, target: str, args: list[str], *, quiet_if_absent: bool = False,
+               mind_the_session: bool = True) -> int | None:
     """Run ``python target args`` (kind "script") or ``python -m target args`` (kind "module") in
-    the server; the exit code (negative: the signal that ended it), or None to run it here."""
+    the server; the exit code (negative: the signal that ended it), or None to run it here. With
+    `mind_the_session`, not when the run would get less CPU served than here (`autogroup`)."""
     channel, why, socket_exists = connect()
     if channel is None:
         if not (quiet_if_absent and not socket_exists):
             say(f"{why}; running without the server")
         return None
     with channel.sock:
-        busy = None if server_forced() else autogroup.why_run_directly()
+        busy = autogroup.why_run_directly() if mind_the_session and not server_forced() else None
         if busy:
             say(busy)
             return None
@@ -197,7 +203,7 @@ def hand_off(argv: list[str]) -> tuple[list[str], int | None]:
     argv, no_server = strip_no_server(argv)
     if no_server or not server_wanted():
         return argv, None
-    code = run_served("module", "hotstart", argv, quiet_if_absent=True)
+    code = run_served("module", "hotstart", argv, quiet_if_absent=True, mind_the_session=argv[0] not in MOSTLY_START_UP)
     return argv, None if code is None else exit_like(code)
 
 
