@@ -83,6 +83,7 @@ TARGETS = {  # from the issues; checked at the end of every run
     "import_extra_s": 0.1,          # import hotstart - import torch, at most (seconds)
     "deploy_cold_ratio": 0.25,      # ONNX predictor cold start / `hotstart predict MODEL_DIR`'s, at most
     "serve_first_epoch_ratio": 0.5,  # `hotstart run` (served) time to first epoch / plain `python`'s, at most
+    "serve_busy_ratio": 1.0,        # the same with nice-19 loops in the clients' session (--serve-background), at most
     "tta_over_plain": 0.6,          # hotstart's defaults: time to accuracy / the plain fp32 loop's, at most (issue 34)
     "tta_over_fastai": 0.5,         # ... / fastai's, at most
     "tta_over_expert": 1.1,         # ... / the expert loop's, at most
@@ -447,11 +448,13 @@ def check_targets(report) -> list[dict]:
         t["deploy_cold_ratio"], lambda v, x: v <= x)
     row("deploy: same, median of run-by-run ratios <=", dep.get("paired_ratio", {}).get("cold_start_s"),
         t["deploy_cold_ratio"], lambda v, x: v <= x)
+    busy = c.get("serve", {}).get("background")
+    serve_limit = t["serve_busy_ratio"] if busy else t["serve_first_epoch_ratio"]
     for label in ("plain_served", "hotstart_served"):
-        row(f"serve: {label} time to first epoch / plain <=", ratio("serve", label, "first_epoch_end"),
-            t["serve_first_epoch_ratio"], lambda v, x: v <= x)
+        row(f"serve: {label} time to first epoch / plain{' (busy session)' if busy else ''} <=",
+            ratio("serve", label, "first_epoch_end"), serve_limit, lambda v, x: v <= x)
         row("serve: same, median of run-by-run ratios <=", ratio("serve", label, "first_epoch_end", "paired_ratio"),
-            t["serve_first_epoch_ratio"], lambda v, x: v <= x)
+            serve_limit, lambda v, x: v <= x)
     for comp in (name for name in c if name.startswith("tta_")):
         for ref in ("plain", "fastai", "expert"):
             for kind, how in (("ratio", "ratio of medians"), ("paired_ratio", "seed-by-seed median")):
@@ -562,6 +565,12 @@ def main(argv=None) -> int:
     ap.add_argument("--startup-bs", type=int, default=None,
                     help="batch size of the startup workload (also the warmup comparison's); default 16, "
                          "the FastAI.jl snippet's; 64 is tasklearner's default")
+    ap.add_argument("--serve-threads", default="1",
+                    help="serve: OMP_NUM_THREADS of the server and every contender (default 1; 'default' leaves it unset)")
+    ap.add_argument("--serve-background", type=int, default=0, metavar="N",
+                    help="serve: N busy loops at nice 19 in the clients' session during the startup runs (a busy machine)")
+    ap.add_argument("--serve-forced", action="store_true",
+                    help="serve: add hotstart_served_always (HOTSTART_SERVER=always: served even beside other work)")
     ap.add_argument("--tta-tasks", default=None, help="tta: comma-separated subset of its tasks (digits, jpegdigits)")
     ap.add_argument("--tta-contenders", default=None,
                     help="tta: comma-separated subset of plain, expert, hotstart, fastai, lightning")
@@ -577,6 +586,7 @@ def main(argv=None) -> int:
         cfg["runs"] = cfg["import_runs"] = args.runs
     if args.startup_bs:
         cfg["startup"] = {**cfg["startup"], "bs": args.startup_bs}
+    cfg["serve"] = {"threads": args.serve_threads, "background": args.serve_background, "forced": args.serve_forced}
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     py = args.python
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731

@@ -15,7 +15,21 @@ A sampler reads every child of the server's ``smaps_rollup`` while it runs: the 
 
 Then ``hotstart predict MODEL_DIR one.png`` (a small CNN on digits, saved by ``hotstart train``)
 served vs ``--no-server``: wall time of the whole command. Every process runs with
-OMP_NUM_THREADS=1, the server too (see benchmarks/deploy.py for why on a shared 2-core machine).
+OMP_NUM_THREADS=1, the server too (see benchmarks/deploy.py for why on a shared 2-core machine),
+unless ``--serve-threads default`` leaves it unset (torch's default threads, everywhere alike).
+
+A busy machine (``--serve-background N``): N busy loops at ``nice -n 19`` run in this process's
+session, the clients' session, during the runs (not while the server starts or predict's model
+trains), as a niced job started from the same terminal would. Under the kernel's sched_autogroup
+they yield to a direct run but would share the CPU equally with a served one, a session of its
+own, so the client runs the script itself (hotstart/serve/autogroup.py): ``served_runs`` counts
+the runs of the startup workload the server actually took. ``hotstart predict``, mostly
+start-up, is served anyway (hotstart/serve/client.py: MOSTLY_START_UP). ``--serve-forced`` adds
+``hotstart_served_always`` (HOTSTART_SERVER=always: served whatever runs beside it), to show what
+serving would cost there.
+
+    python -m benchmarks.run --quick --only serve --serve-threads default                          # quiet
+    python -m benchmarks.run --quick --only serve --serve-threads default --serve-background 2 --serve-forced  # busy
 """
 from __future__ import annotations
 
@@ -92,12 +106,46 @@ def _start_server(py, env, log) -> dict:
     return json.loads(status.stdout)
 
 
+class BackgroundLoops:
+    """`n` busy Python loops at nice 19 in this process's session (so in its clients' autogroup),
+    for the duration of a ``with``."""
+
+    def __init__(self, py, n: int):
+        self.py, self.n, self.procs = py, n, []
+
+    def __enter__(self):
+        for _ in range(self.n):
+            self.procs.append(subprocess.Popen(["nice", "-n", "19", self.py, "-c", "while True: pass"],
+                                               stdin=subprocess.DEVNULL))
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.procs:
+            proc.kill()
+        for proc in self.procs:
+            proc.wait()
+
+
+SERVE_OPTIONS = {"threads": "1", "background": 0, "forced": False}
+
+
+def _served_count(py, env) -> int:
+    """How many runs the benchmark's server has taken so far (``hotstart serve --status``'s count)."""
+    status = subprocess.run([py, "-c", "from hotstart.serve import daemon; print(daemon.ask({'status': True})[0]['status']['served'])"],
+                            env=env, capture_output=True, text=True, check=True)
+    return int(status.stdout)
+
+
 def bench_serve(py, cfg, log, compare, script_cmd, add_ratios) -> dict:
+    opts = {**SERVE_OPTIONS, **cfg.get("serve", {})}
     runtime = Path(tempfile.mkdtemp(prefix="hs-bench-", dir="/tmp"))
-    env = {**os.environ, "HOTSTART_RUNTIME_DIR": str(runtime), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "HOTSTART_RUNTIME_DIR": str(runtime), "OMP_NUM_THREADS": str(opts["threads"])}
+    if opts["threads"] == "default":
+        env.pop("OMP_NUM_THREADS")
     env.pop("HOTSTART_SERVER", None)
     hs = _hotstart_cmd(py)
-    out = {"workload": cfg["startup"], "runs_each": cfg["runs"], "notes": []}
+    out = {"workload": cfg["startup"], "runs_each": cfg["runs"], "threads": opts["threads"],
+           "background": opts["background"], "loadavg_start": os.getloadavg(), "notes": []}
     try:
         status = _start_server(py, env, log)
         time.sleep(2)  # let the server settle before reading its idle memory
@@ -108,15 +156,23 @@ def bench_serve(py, cfg, log, compare, script_cmd, add_ratios) -> dict:
             cmd = script_cmd(py, contender, cfg["startup"])
             commands[contender] = cmd
             commands[f"{contender}_served"] = [*hs, "run", *cmd[1:]]
-        with ChildMemory(status["pid"]) as mem:
-            result = compare("serve", commands, cfg["runs"], envs={k: env for k in commands}, log=log)
+        envs = {k: env for k in commands}
+        if opts["forced"]:
+            commands["hotstart_served_always"] = commands["hotstart_served"]
+            envs["hotstart_served_always"] = {**env, "HOTSTART_SERVER": "always"}
+        served_before = _served_count(py, env)
+        with BackgroundLoops(py, opts["background"]), ChildMemory(status["pid"]) as mem:
+            result = compare("serve", commands, cfg["runs"], envs=envs, log=log)
+        out["served_runs"] = {"served": _served_count(py, env) - served_before,
+                              "asked": sum(e["n"] for k, e in result.items() if "_served" in k)}
+        out["loadavg_end"] = os.getloadavg()
         add_ratios(result)
         out["contenders"] = result
         peaks = list(mem.peaks.values())
         out["child_memory_peak"] = {k: statistics.median(p[k] for p in peaks) for k in ("private_mib", "pss_mib")} if peaks else None
         out["notes"].append("served runs: `peak RSS` is the client's; the run's own memory is child_memory_peak "
                             "(median over runs of each child's peak Private / PSS)")
-        out["predict"] = _bench_predict(py, hs, env, cfg["runs"], compare, log)
+        out["predict"] = _bench_predict(py, hs, env, cfg["runs"], compare, log, opts["background"])
     finally:
         subprocess.run([py, "-m", "hotstart", "serve", "--stop"], env=env, capture_output=True)
         time.sleep(1)
@@ -124,7 +180,7 @@ def bench_serve(py, cfg, log, compare, script_cmd, add_ratios) -> dict:
     return out
 
 
-def _bench_predict(py, hs, env, runs, compare, log) -> dict:
+def _bench_predict(py, hs, env, runs, compare, log, background: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="hotstart-serve-bench-") as tmp:
         model = Path(tmp) / "run"
         subprocess.run([py, "-m", "hotstart", "train", "--no-server", "--epochs", "1", "--size", "16", "16",
@@ -135,7 +191,8 @@ def _bench_predict(py, hs, env, runs, compare, log) -> dict:
                         str(img)], check=True, cwd=ROOT)
         commands = {"predict": [*hs, "predict", "--no-server", str(model / "model"), str(img)],
                     "predict_served": [*hs, "predict", str(model / "model"), str(img)]}
-        res = compare("serve-predict", commands, runs, envs={k: env for k in commands}, log=log)
+        with BackgroundLoops(py, background):
+            res = compare("serve-predict", commands, runs, envs={k: env for k in commands}, log=log)
     base = res["predict"]["median"].get("wall_s")
     served = res["predict_served"]["median"].get("wall_s")
     pairs = [s["wall_s"] / b["wall_s"] for s, b in zip(res["predict_served"]["runs"], res["predict"]["runs"])
@@ -146,6 +203,12 @@ def _bench_predict(py, hs, env, runs, compare, log) -> dict:
 
 def table_lines(comp) -> list[str]:
     lines = []
+    if comp.get("background") or comp.get("threads", "1") != "1":
+        lines.append(f"  OMP_NUM_THREADS={comp.get('threads', '1')}; {comp.get('background', 0)} nice-19 busy loop(s) in "
+                     f"the clients' session during the startup runs; load {comp['loadavg_start'][0]:.1f} at the start")
+    sr = comp.get("served_runs")
+    if sr:
+        lines.append(f"  runs the server took: {sr['served']} of the {sr['asked']} sent to it (the rest ran in the client)")
     s = comp.get("server", {})
     m = s.get("idle_memory") or {}
     lines.append(f"  server: preloaded {s.get('modules')} modules in {s.get('preload_s', 0):.1f} s; idle RSS "

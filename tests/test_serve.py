@@ -301,6 +301,67 @@ def test_another_start_up_environment_falls_back_with_the_reason(bare):
     assert "OMP_NUM_THREADS differs" in proc.stderr and proc.stderr.count("\n") == 1
 
 
+# a shell in a session of its own (as a terminal's is) with a busy loop beside the client, NICE above it
+_BESIDE_A_LOOP = ('trap \'kill $loop\' EXIT; nice -n "$NICE" sh -c "while :; do :; done" & loop=$!; '
+                  'sleep 0.2; "$@"')
+
+
+def _in_a_session(runtime, *args, loop_nice: int | None, command="run", **env):
+    cmd = [sys.executable, "-m", "hotstart", command, *map(str, args)]
+    if loop_nice is not None:
+        cmd = ["sh", "-c", _BESIDE_A_LOOP, "sh", *cmd]
+    return subprocess.run(cmd, env=client_env(runtime, NICE=str(loop_nice), **env), capture_output=True, text=True,
+                          timeout=120, start_new_session=True)
+
+
+def test_lower_priority_work_in_the_clients_session_makes_it_run_directly(bare):
+    """sched_autogroup (hotstart/serve/autogroup.py): a nice-19 loop in the client's session yields to
+    a direct run, but would share the CPU equally with a served one (a session of its own). The
+    client runs the script itself, with the script's own exit status; alone, or beside a loop that
+    weighs as much as the run (nice 0, one thread each), it is served; HOTSTART_SERVER=always serves."""
+    runtime, _ = bare
+    quiet = _in_a_session(runtime, ECHO, "x", loop_nice=None)
+    assert report(quiet)["served"] is True and quiet.stderr == ""
+    busy = _in_a_session(runtime, ECHO, "x", loop_nice=19)
+    from hotstart.serve import autogroup
+
+    # without autogroups nice counts across sessions (a served run stays ahead of the loop), and with the
+    # tests themselves at nice 19 the loop weighs as much as the run: either way the run is served
+    if not autogroup.enabled() or os.nice(0) >= 19:
+        assert report(busy)["served"] is True and busy.stderr == ""
+        return
+    assert report(busy)["served"] is False and busy.stderr.count("\n") == 1, busy.stderr
+    assert "other work runs in this session (1 runnable thread, nice up to 19)" in busy.stderr
+    assert "running without the server" in busy.stderr and "sched_autogroup" in busy.stderr
+    failing = _in_a_session(runtime, ECHO, "exit", "3", loop_nice=19)
+    assert failing.returncode == 3 and "running without the server" in failing.stderr
+    forced = _in_a_session(runtime, ECHO, "x", loop_nice=19, HOTSTART_SERVER="always")
+    assert report(forced)["served"] is True and forced.stderr == ""
+    equal = _in_a_session(runtime, ECHO, "x", loop_nice=0)  # OMP_NUM_THREADS=1: one thread against one
+    assert report(equal)["served"] is True and equal.stderr == ""
+    trained = _in_a_session(runtime, "--epochs", "0", loop_nice=19, command="train")  # handed off: minded too
+    assert trained.returncode == 2 and "running without the server" in trained.stderr
+    before = status(runtime)["served"]  # `hotstart predict` is mostly start-up: served beside the loop all the same
+    predicted = _in_a_session(runtime, "--no-such-option", loop_nice=19, command="predict")
+    assert predicted.returncode == 2 and "running without the server" not in predicted.stderr, predicted.stderr
+    assert status(runtime)["served"] == before + 1
+
+
+def test_a_run_is_served_unless_the_sessions_other_work_weighs_less_than_it():
+    """The kernel's weights (sched_prio_to_weight) and the rule that compares them."""
+    from hotstart.serve import autogroup
+
+    kernel = {-20: 88761, -5: 3121, 0: 1024, 1: 820, 5: 335, 10: 110, 19: 15}  # kernel/sched/core.c
+    assert {n: autogroup.nice_weight(n) for n in kernel} == pytest.approx(kernel, rel=0.02)
+    two_threads = 2 * autogroup.nice_weight(0)
+    assert autogroup.Contention(2, 2 * autogroup.nice_weight(19), 19).outweighed_by(two_threads)  # issue 34's case
+    assert autogroup.Contention(1, autogroup.nice_weight(0), 0).outweighed_by(two_threads)  # 2/3 of it here, 1/2 served
+    assert not autogroup.Contention(2, 2 * autogroup.nice_weight(0), 0).outweighed_by(two_threads)  # 1/2 either way
+    assert not autogroup.Contention(0, 0.0, 0).outweighed_by(two_threads)  # alone: the same CPU either way
+    assert autogroup.run_threads({"OMP_NUM_THREADS": "3"}) == 3
+    assert autogroup.run_threads({}) == len(os.sched_getaffinity(0))
+
+
 def test_identity_mismatch_names_what_differs():
     mine = checks.identity()
     assert checks.identity_mismatch(mine, dict(mine)) is None

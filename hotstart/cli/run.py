@@ -5,7 +5,9 @@
     hotstart run -m mypackage.train        # as `python -m mypackage.train`
 
 With no usable server (none running, HOTSTART_SERVER=0, --no-server, another Python or torch, ...)
-the script runs in this process, after one line that says why. See hotstart/serve/.
+the script runs in this process, after one line that says why; so it does beside lower-priority work
+in the same session, which a served run would share the CPU with as an equal (hotstart/serve/autogroup.py;
+HOTSTART_SERVER=always serves anyway). See hotstart/serve/.
 """
 from __future__ import annotations
 

@@ -4,13 +4,15 @@
 the run (argv, cwd, environment, umask, and stdin / stdout / stderr as descriptors), forwards
 the signals this process receives to the child, and returns the child's exit status. It returns
 None, after one line on stderr that says why, when the run must happen here instead: no server,
-a stale socket, another user's server, or a server that refuses (another Python, hotstart, torch
-or start-up environment; a preloaded module changed on disk).
+a stale socket, another user's server, a server that refuses (another Python, hotstart, torch
+or start-up environment; a preloaded module changed on disk), or other work in this session that
+would yield to a run here but competes as an equal with a served one (`autogroup`: the kernel's
+sched_autogroup shares CPU between sessions first, and a served run is a session of its own).
 
 `exit_like` ends this process the way the child ended: with its exit code, or by the same signal.
 
 Opt out: ``HOTSTART_SERVER=0``, or ``--no-server`` (``hotstart run --no-server ...``,
-``hotstart train --no-server ...``).
+``hotstart train --no-server ...``). ``HOTSTART_SERVER=always`` serves even beside such work.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import socket
 import sys
 from pathlib import Path
 
-from . import checks, paths, protocol, runner
+from . import autogroup, checks, paths, protocol, runner
 from .run_process import RunProcess, stop_orphaned_run
 from .child import SERVED_ENV
 from .errors import ServeError
@@ -30,6 +32,10 @@ FORWARD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.
            signal.SIGWINCH, signal.SIGCONT, signal.SIGALRM)
 NO_SERVER_FLAG = "--no-server"
 HANDED_OFF = ("train", "predict")  # hotstart commands that go to the server when one runs
+# handed-off commands that are mostly start-up: served even beside other work in the session, since
+# a served `hotstart predict` takes 0.5-1.3 s against 4-17 s direct (benchmarks/serve.py), and half
+# the CPU cannot undo that
+MOSTLY_START_UP = ("predict",)
 
 
 def server_wanted() -> bool:
@@ -37,6 +43,11 @@ def server_wanted() -> bool:
     if os.environ.get("HOTSTART_SERVER", "").strip().lower() in ("0", "false", "no", "off"):
         return False
     return os.environ.get(SERVED_ENV) != str(os.getpid())
+
+
+def server_forced() -> bool:
+    """HOTSTART_SERVER=always: serve even when other work in this session would slow a served run."""
+    return os.environ.get("HOTSTART_SERVER", "").strip().lower() == "always"
 
 
 def say(msg: str) -> None:
@@ -95,15 +106,21 @@ def request(kind: str, target: str, args: list[str]) -> dict:
             "identity": checks.identity()}
 
 
-def run_served(kind: str, target: str, args: list[str], *, quiet_if_absent: bool = False) -> int | None:
+def run_served(kind: str, target: str, args: list[str], *, quiet_if_absent: bool = False,
+               mind_the_session: bool = True) -> int | None:
     """Run ``python target args`` (kind "script") or ``python -m target args`` (kind "module") in
-    the server; the exit code (negative: the signal that ended it), or None to run it here."""
+    the server; the exit code (negative: the signal that ended it), or None to run it here. With
+    `mind_the_session`, not when the run would get less CPU served than here (`autogroup`)."""
     channel, why, socket_exists = connect()
     if channel is None:
         if not (quiet_if_absent and not socket_exists):
             say(f"{why}; running without the server")
         return None
     with channel.sock:
+        busy = autogroup.why_run_directly() if mind_the_session and not server_forced() else None
+        if busy:
+            say(busy)
+            return None
         try:
             channel.send(request(kind, target, args), fds=[0, 1, 2])
             reply = channel.receive()
@@ -186,7 +203,7 @@ def hand_off(argv: list[str]) -> tuple[list[str], int | None]:
     argv, no_server = strip_no_server(argv)
     if no_server or not server_wanted():
         return argv, None
-    code = run_served("module", "hotstart", argv, quiet_if_absent=True)
+    code = run_served("module", "hotstart", argv, quiet_if_absent=True, mind_the_session=argv[0] not in MOSTLY_START_UP)
     return argv, None if code is None else exit_like(code)
 
 
