@@ -8,6 +8,14 @@ squares, triangles), trains through `tasklearner` and `fit_one_cycle` as the CLI
 validation split from the seed), and records the last epoch's validation accuracy. `--size 0` and
 `--bs 0` leave the choice to hotstart (what the CLI does without --size / --batch-size). Prints
 one JSON line.
+
+Measured 2026-12 on the shared 2-core CPU (OMP_NUM_THREADS=1), small CNN, 30 pictures per class
+(72 training, 18 validation), last epoch's validation accuracy; chance is 0.333:
+- the CLI's defaults (128 px, batch 64 = 1 step per epoch, lr 3e-3, 10 epochs), seed 0: 0.056;
+- 48 px, batch 8 (9 steps per epoch), lr 3e-3, 10 epochs, seeds 0-2: 0.056, 0.222, 0.389;
+  the same at lr 1e-2 / 3e-2 (seed 0, no augmentation): 0.111 / 0.111; 40 epochs: 0.167;
+- resnet10t (lr 3e-3) and resnet18 (lr 1e-3) at 48 px, batch 8, seeds 0-1: means 0.222, 0.223.
+No choice of size, batch, rate or backbone learned the folder in 10 epochs from random weights.
 """
 import argparse
 import json
