@@ -1,11 +1,10 @@
 """`TrainingHint` (learner/callbacks/training_hint.py): a fit that learned too little says so, and
 its advice depends on what the fit already had (a folder of shapes, as a new user tried it)."""
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from hotstart.learner.callbacks.training_hint import AT_CHANCE, FEW_STEPS, TrainingHint, fit_hint
+from shapes_folder import make_shapes
 
 FALLING = [2.0, 1.8, 1.5, 1.2, 1.0, 0.9, 0.8, 0.7, 0.6, 0.5]
 
@@ -25,30 +24,6 @@ def test_few_steps_or_chance_accuracy_get_a_reason_of_their_kind():
     assert fit_hint(500, 3, 0.80, 3, FALLING) is None
     both = fit_hint(6, 3, 0.30, 3, FALLING)
     assert both.kind == FEW_STEPS and "only 6" in both.reason and "at chance" in both.reason
-
-
-def make_shapes(root: Path, n_per_class: int = 30, size: int = 48, seed: int = 0) -> Path:
-    """A folder of JPEG pictures of circles, squares and triangles (one class folder each), of random
-    colours, sizes and places: what a new user tried `hotstart train photos/` on. Deterministic."""
-    from PIL import Image, ImageDraw
-
-    rng = np.random.default_rng(seed)
-    for kind in ("circle", "square", "triangle"):
-        (root / kind).mkdir(parents=True)
-        for i in range(n_per_class):
-            picture = Image.new("RGB", (size, size), tuple(int(v) for v in rng.integers(0, 256, 3)))
-            colour = tuple(int(v) for v in rng.integers(0, 256, 3))
-            r = int(rng.integers(size // 6, size // 3))
-            x, y = (int(v) for v in rng.integers(r, size - r, 2))
-            draw = ImageDraw.Draw(picture)
-            if kind == "circle":
-                draw.ellipse([x - r, y - r, x + r, y + r], fill=colour)
-            elif kind == "square":
-                draw.rectangle([x - r, y - r, x + r, y + r], fill=colour)
-            else:
-                draw.polygon([(x, y - r), (x - r, y + r), (x + r, y + r)], fill=colour)
-            picture.save(root / kind / f"{i:02d}.jpg", quality=90)
-    return root
 
 
 @pytest.fixture(scope="module")
