@@ -185,6 +185,25 @@ def load(args):
     return synthetic(args.n, args.image_size or args.size, args.classes)
 
 
+def hotstart_data(args):
+    """(data, validdata, blocks) as hotstart's contenders read them: the digits through
+    ``datasets.load`` split by `train_valid`, a JPEG folder through ``datasets.ImageFolders`` (its
+    own train/ valid/ split; validdata None); None for the synthetic data (the caller builds it)."""
+    from hotstart import datasets
+
+    if args.data == "digits":
+        data, blocks = datasets.load("digits")
+        if args.n:
+            data = data.subset(list(range(args.n)))
+        train_idx, valid_idx = train_valid(args, len(data[0]))
+        return data.subset(train_idx), data.subset(valid_idx), blocks
+    if args.data in ("folder", "jpegdigits"):  # JPEG files, decoded every epoch
+        root = jpeg_digits_root(args) if args.data == "jpegdigits" else folder_path(args.n, args.classes)
+        data, blocks = datasets.ImageFolders(root)
+        return data, None, blocks
+    return None
+
+
 def train_valid(args, n):
     """(train, valid) indices into `load(args)`'s samples: the jpegdigits folder's own train/ and
     valid/ files, else `split(n)`. Fixed for every seed and every contender."""

@@ -41,24 +41,13 @@ class EpochPhases(Callback):
         clock.epoch_end(images_per_epoch, self.learner.history[-1].get("accuracy"))
 
 
-validdata = None
 augment = {} if _data.flips(args) else {"flip": 0.0}  # digits: a mirrored 2 is no 2
-if args.data == "digits":
-    from hotstart import datasets
-
-    data, blocks = datasets.load("digits")
-    if args.n:
-        data = data.subset(list(range(args.n)))
-    train_idx, valid_idx = _data.train_valid(args, len(data[0]))
-    data, validdata = data.subset(train_idx), data.subset(valid_idx)
-    task = ImageClassificationSingle(blocks, size=(args.size, args.size), augment=augment)
-elif args.data in ("folder", "jpegdigits"):  # JPEG files, decoded every epoch
-    from hotstart import datasets
-
-    root = _data.jpeg_digits_root(args) if args.data == "jpegdigits" else _data.folder_path(args.n, args.classes)
-    data, blocks = datasets.ImageFolders(root)
+read = _data.hotstart_data(args)
+if read is not None:
+    data, validdata, blocks = read
     task = ImageClassificationSingle(blocks, size=(args.size, args.size), augment=augment)
 else:
+    validdata = None
     images, labels, classes = _data.synthetic(args.n, args.image_size or args.size, args.classes)
     data = (images, labels)
     task = ImageClassificationSingle((Image(), Label(classes)), size=(args.size, args.size))

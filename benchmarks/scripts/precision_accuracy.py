@@ -119,21 +119,13 @@ def parse(argv=None):
 def build(workload: dict, seed: int, precision: str):
     """The learner of one run (the benchmark's hotstart contender, precision given)."""
     import _data
-    from hotstart import ImageClassificationSingle, datasets, tasklearner
+    from hotstart import ImageClassificationSingle, tasklearner
 
     args = _data.parse_args([f"--{k}={v}" for k, v in workload.items()])
     size = (args.size, args.size)
-    validdata = None
-    if args.data == "digits":
-        data, blocks = datasets.load("digits")
-        if args.n:
-            data = data.subset(list(range(args.n)))
-        train_idx, valid_idx = _data.train_valid(args, len(data[0]))
-        data, validdata = data.subset(train_idx), data.subset(valid_idx)
-    elif args.data == "jpegdigits":
-        data, blocks = datasets.ImageFolders(_data.jpeg_digits_root(args))
-    else:
+    if args.data not in ("digits", "jpegdigits"):
         raise SystemExit(f"task data {args.data!r}: only digits and jpegdigits are compared here")
+    data, validdata, blocks = _data.hotstart_data(args)
     task = ImageClassificationSingle(blocks, size=size, augment={"flip": 0.0})  # digits: no mirror images
     learner = tasklearner(task, data, validdata=validdata, backbone=args.backbone, batch_size=args.bs, seed=seed,
                           progress=False, precision=precision, compile=False, channels_last=False, cache=False)
