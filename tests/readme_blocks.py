@@ -27,6 +27,18 @@ def python_blocks(page: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", Path(page).read_text(), flags=re.S)
 
 
+def stated_outputs(source: str) -> list[str]:
+    """What a block says its prints print: the text after ``# ->`` on a line (``print(x)  # -> 0.9...``),
+    in order. ``...`` in it stands for any text (numbers that differ between machines)."""
+    return [m.strip() for m in re.findall(r"#\s*->\s*(.+)$", source, flags=re.M)]
+
+
+def matches_stated(stated: str, printed: str) -> bool:
+    """Whether some printed line is `stated`, with each ``...`` standing for any text."""
+    pattern = ".*?".join(re.escape(part) for part in stated.split("..."))
+    return any(re.fullmatch(pattern, line.strip()) for line in printed.splitlines())
+
+
 def main(pages: list[str]) -> None:
     import contextlib
     import io

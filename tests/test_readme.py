@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import prestart
-from readme_blocks import ROOT, executed_pages, python_blocks
+from readme_blocks import ROOT, executed_pages, matches_stated, python_blocks, stated_outputs
 
 README = ROOT / "README.md"
 LAYOUT = ROOT / "docs" / "layout.md"  # the README's "Layout" points here
@@ -23,6 +23,15 @@ def _run_the_blocks(folder):
     threads = os.environ.get("HOTSTART_TEST_THREADS", "1")  # as conftest.py sets them in this process
     return prestart.Job([sys.executable, Path(__file__).parent / "readme_blocks.py", *PAGES],
                         env={"OMP_NUM_THREADS": threads}, timeout=900)
+
+
+def test_stated_outputs_match_with_dots_for_any_text():
+    """The "# ->" convention: the stated text must be a whole printed line, "..." standing for any text."""
+    source = "print(a)  # -> {'loss': ..., 'accuracy': ...}\nprint(b)   #->  0 ... same as torch: True\nx = 1  # no"
+    assert stated_outputs(source) == ["{'loss': ..., 'accuracy': ...}", "0 ... same as torch: True"]
+    assert matches_stated("0 ... same as torch: True", "wrote x\n0 0.89 same as torch: True\n")
+    assert not matches_stated("0 ... same as torch: True", "0 0.89 same as torch: False")
+    assert not matches_stated("('Gentoo', ...)", "('Adelie', tensor([0.9]))")
 
 
 def test_readme_has_examples():
@@ -42,6 +51,10 @@ def test_readme_example_runs(page, index):
     assert (page, index) in ran, f"the block runner stopped before {page} block {index}: {run.stderr[-3000:]}"
     assert ran[page, index]["error"] is None, ran[page, index]["error"]
     assert ran[page, index]["printed"]  # each example prints something
+    source = python_blocks(ROOT / page)[index]
+    for stated in stated_outputs(source):  # and what the page says it prints ("# -> ..."), it prints
+        assert matches_stated(stated, ran[page, index]["printed"]), \
+            f"{page} block {index} says it prints {stated!r}; it printed:\n{ran[page, index]['printed']}"
     assert not list(run.folder.iterdir())  # and writes nothing into the folder it runs in
 
 
