@@ -17,11 +17,17 @@ NOTEBOOK_NAMES = ["quickstart", "tabular", "deploy", "segmentation", "keypoints"
                   "small_devices"]
 
 
+# conftest.py sets HOTSTART_SERVER=0 (no test's run may be taken by a server it did not start); the
+# warm notebook starts its own server, in its own runtime folder, and shows runs served by it
+UNSET = {"warm": ("HOTSTART_SERVER",)}
+
+
 def _register(name):
     # each notebook runs in its own kernel in a fresh folder, in the background from the end of
     # collection on (tests/prestart.py): the tests below wait for it and check what it printed
     prestart.job(f"notebook:{name}")(lambda folder: prestart.Job([sys.executable, RUN_NOTEBOOK,
-                                                                  NOTEBOOK.parent / f"{name}.ipynb"], timeout=1200))
+                                                                  NOTEBOOK.parent / f"{name}.ipynb"],
+                                                                 unset=UNSET.get(name, ()), timeout=1200))
 
 
 for _name in NOTEBOOK_NAMES:
