@@ -30,18 +30,21 @@ VOLATILE = [
     ("a memory figure", re.compile(r"\b\d+(?:\.\d+)? ?MiB\b"), f"{PLACEHOLDER} MiB"),
     ("a peak memory", re.compile(r"(peak memory )\d+(?:\.\d+)? ?[MG]B\b"), rf"\g<1>{PLACEHOLDER} MB"),
 ]
-# tables whose header names a column of seconds: (first header cell, timing column's header cell)
-TIMED_TABLES = {"epoch": "time", "workload": "seconds"}  # the epoch table; the warmup's table
+# tables with a column of seconds: first header cell -> (that column's header cell, whether a
+# line's first cell makes it a row); the epoch table (rows start with the epoch), the warmup's
+TIMED_TABLES = {"epoch": ("time", str.isdigit), "workload": ("seconds", lambda first: first != "total")}
 
 
 def _clean_text(text: str) -> str:
     lines, time_col = [], None
     for line in text.split("\n"):
         cells = line.split()
-        if cells and TIMED_TABLES.get(cells[0]) in cells:  # a timed table's header
-            time_col = cells.index(TIMED_TABLES[cells[0]])
-        elif time_col is not None and len(cells) > time_col and _is_number(cells[time_col]):
-            line = _replace_cell(line, time_col)  # a row: its timing cell
+        if cells and cells[0] in TIMED_TABLES and TIMED_TABLES[cells[0]][0] in cells:  # a timed table's header
+            column, is_row = TIMED_TABLES[cells[0]]
+            time_col = cells.index(column)
+        elif time_col is not None and len(cells) > time_col and is_row(cells[0]):
+            if _is_number(cells[time_col]):
+                line = _replace_cell(line, time_col)  # a row: its timing cell
         else:
             time_col = None
         lines.append(line)

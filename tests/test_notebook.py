@@ -81,6 +81,9 @@ def test_store_outputs_keeps_out_what_changes_from_run_to_run():
              "    0      0.8123      0.4000    0.9100       3.21\n"
              "    1      0.5000      0.3000    0.9500      12.50\n")
     assert clean_text(table) == table.replace("      3.21", "      …").replace("     12.50", "     …")
+    assert clean_text(table + "validation: loss 0.1228, accuracy 0.9666") == \
+        clean_text(table) + "validation: loss 0.1228, accuracy 0.9666"  # the table ended
+    assert clean_text(clean_text(table)) == clean_text(table)
     assert clean_text(f"wrote {tempfile.gettempdir()}/hotstart-deploy-x1y2/digits.onnx (0.15 MB)") == \
         "wrote <tmp>/digits.onnx (0.15 MB)"
     assert clean_text("took 3.5 s; 10 classes, 3 steps") == "took … s; 10 classes, 3 steps"
