@@ -26,17 +26,25 @@ VOLATILE = [
     ("a temporary folder", re.compile(re.escape(tempfile.gettempdir()) + r"/[^/\s'\"]+"), "<tmp>"),
     ("a duration", re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|µs|us|s)\b"), f"{PLACEHOLDER} s"),
     ("a latency figure", re.compile(r"(latency[^:\n]*:)[^\n]*"), rf"\g<1> {PLACEHOLDER}"),
+    ("a process id", re.compile(r"\bpid \d+"), f"pid {PLACEHOLDER}"),
+    ("a memory figure", re.compile(r"\b\d+(?:\.\d+)? ?MiB\b"), f"{PLACEHOLDER} MiB"),
+    ("a peak memory", re.compile(r"(peak memory )\d+(?:\.\d+)? ?[MG]B\b"), rf"\g<1>{PLACEHOLDER} MB"),
 ]
+# tables with a column of seconds: first header cell -> (that column's header cell, whether a
+# line's first cell makes it a row); the epoch table (rows start with the epoch), the warmup's
+TIMED_TABLES = {"epoch": ("time", str.isdigit), "workload": ("seconds", lambda first: first != "total")}
 
 
 def _clean_text(text: str) -> str:
     lines, time_col = [], None
     for line in text.split("\n"):
         cells = line.split()
-        if cells and cells[0] == "epoch" and cells[-1] == "time":  # the epoch table's header
-            time_col = len(cells) - 1
-        elif time_col is not None and len(cells) == time_col + 1 and cells[0].isdigit():
-            line = line[:line.rstrip().rindex(cells[-1])] + PLACEHOLDER  # a row: its time cell
+        if cells and cells[0] in TIMED_TABLES and TIMED_TABLES[cells[0]][0] in cells:  # a timed table's header
+            column, is_row = TIMED_TABLES[cells[0]]
+            time_col = cells.index(column)
+        elif time_col is not None and len(cells) > time_col and is_row(cells[0]):
+            if _is_number(cells[time_col]):
+                line = _replace_cell(line, time_col)  # a row: its timing cell
         else:
             time_col = None
         lines.append(line)
@@ -44,6 +52,22 @@ def _clean_text(text: str) -> str:
     for _, pattern, replacement in VOLATILE:
         text = pattern.sub(replacement, text)
     return text
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _replace_cell(line: str, index: int) -> str:
+    """`line` with its `index`-th whitespace-separated cell replaced by the placeholder, the other
+    cells where they were."""
+    spans = [m.span() for m in re.finditer(r"\S+", line)]
+    start, end = spans[index]
+    return line[:start] + PLACEHOLDER + line[end:]
 
 
 def clean(nb):
