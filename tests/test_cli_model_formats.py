@@ -24,6 +24,7 @@ def test_predict_help_lists_every_runtime_and_export_help_every_format(capsys):
     assert "folder" in text and "learner.save" in text
     for suffix in suffixes():
         assert suffix in text, (suffix, text)
+    assert "--no-server" in text  # predict is handed to a running server as train is (serve/client.py)
     text = _help(capsys, "export")
     for fmt in FORMATS:
         assert fmt in text, (fmt, text)

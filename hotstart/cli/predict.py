@@ -46,6 +46,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--runtime", default=None, metavar="NAME",
                    help="another runtime than the default for MODEL's suffix: tflite-micro for a .tflite (TF Lite "
                         "Micro's kernels; default litert)")
+    p.add_argument("--no-server", action="store_true",  # taken off the command line by serve/client.py's hand_off
+                   help="run in this process even when a `hotstart serve` is running (or set HOTSTART_SERVER=0)")
     return p
 
 
