@@ -55,7 +55,8 @@ difference in the model); the other benchmarks in this folder use it too, so the
 - ``plain``: PyTorch + timm, fp32, the shared loop (scripts/_plain_loop.py) with AdamW and a
   one-cycle schedule (hotstart's and fastai's settings);
 - ``expert``: the same loop as an expert writes it by hand (``plain_fit.py --expert``):
-  ``torch.autocast`` to bf16, channels_last weights and batches, fused AdamW, persistent workers;
+  ``torch.autocast`` to bf16 where the CPU has bf16 units (fp32 elsewhere: emulated bf16 is
+  slower), channels_last weights and batches, fused AdamW, persistent workers;
 - ``hotstart``: ``tasklearner(task, data, backbone=..., seed=...)`` and ``fit_one_cycle(epochs)``,
   nothing else (precision, compile, memory layout, batch size, learning rate, workers: its defaults
   at run time; ``hotstart_fit.py --defaults``);

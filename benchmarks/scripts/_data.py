@@ -185,6 +185,18 @@ def load(args):
     return synthetic(args.n, args.image_size or args.size, args.classes)
 
 
+def cpu_has_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether the CPU has bf16 matrix units (the flags ``amx_bf16`` or ``avx512_bf16``): where the
+    expert's loop turns bf16 autocast on. Read by hand, not through hotstart, so that the plain
+    contenders import nothing of it."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            flags = {w for line in f if line.startswith(("flags", "Features")) for w in line.split(":", 1)[1].split()}
+    except OSError:
+        return False
+    return bool(flags & {"amx_bf16", "avx512_bf16"})
+
+
 def hotstart_data(args):
     """(data, validdata, blocks) as hotstart's contenders read them: the digits through
     ``datasets.load`` split by `train_valid`, a JPEG folder through ``datasets.ImageFolders`` (its

@@ -10,9 +10,11 @@ normalize, no augmentation); the same model, batch size, shuffling and number of
 nothing left to load but slicing tensors (in the main process: a worker would only add copies).
 
 `--expert` is the expert's loop of the time-to-accuracy benchmark (benchmarks/tta.py): this same
-script with what an expert switches on by hand (_plain_loop.Speedups): bf16 autocast, channels_last
-model and batches, fused AdamW, and persistent DataLoader workers (with `--workers` > 0: the
-workers are not started again every epoch).
+script with what an expert switches on by hand (_plain_loop.Speedups): bf16 autocast where the CPU
+has bf16 units (AMX or AVX-512 BF16, read from /proc/cpuinfo: elsewhere bf16 is emulated, about 5x
+slower on this project's AVX2 machine, and no expert would turn it on), channels_last model and
+batches, fused AdamW, and persistent DataLoader workers (with `--workers` > 0: the workers are not
+started again every epoch).
 """
 from _milestones import mark, result
 from _plain_loop import PLAIN, Speedups, fit
@@ -46,7 +48,7 @@ if args.preload:
 train_dl = DataLoader(train_ds, batch_size=args.bs, shuffle=True, drop_last=True, **workers)
 valid_dl = DataLoader(valid_ds, batch_size=args.bs, **workers)
 model = timm.create_model(args.backbone, pretrained=False, num_classes=len(classes), in_chans=1 if args.data == "digits" else 3)
-speedups = Speedups(bf16=True, channels_last=True, fused_adamw=True) if args.expert else PLAIN
+speedups = Speedups(bf16=_data.cpu_has_bf16(), channels_last=True, fused_adamw=True) if args.expert else PLAIN
 accuracy, train_loss = fit(model, train_dl, valid_dl, epochs=args.epochs, lr=args.lr,
                            images_per_epoch=len(train_dl) * args.bs + len(valid_ds), speedups=speedups)
-result(accuracy=accuracy, train_loss=train_loss, expert=args.expert)
+result(accuracy=accuracy, train_loss=train_loss, expert=args.expert, bf16=speedups.bf16)
