@@ -81,6 +81,7 @@ def test_compile_decision_short_eager_long_compiled_cold_eager(tmp_path):
     assert decide(50) == (False, "compiled steps measured 1.12x eager's speed here, but 50 steps would save "
                                  "~2.9 s, less than the ~3 s to load the warm graphs")
     assert decide(50, load_s={"cpu": 1.0})[0] is True
+    assert decide(1)[1].endswith("but 1 step would save ~0.1 s, less than the ~3 s to load the warm graphs")
     record(key, workload="w", seconds=30.0, device="cpu", root=tmp_path, step_s_per_sample=0.0168,
            compiled_step_s_per_sample=0.0112)  # measured 1.5x: the same 50 steps now save 9 s
     assert decide(50)[0] is True and decide(17)[0] is True and decide(16)[0] is False  # 0.179 s a step

@@ -118,6 +118,28 @@ def test_compile_auto_keeps_a_short_fit_eager_and_compiles_a_long_warm_one(warm_
     assert np.isfinite(result["valid_loss"])
 
 
+def test_the_eager_twin_times_the_fastest_step_after_the_first_and_stops_before_validating(make_learner):
+    """warmup/step_times.py: the eager twin runs `EAGER_SKIP + EAGER_TIMED` training batches and no
+    validation, and its time is the fastest batch after the untimed first; a compiled workload
+    runs enough batches to time `COMPILED_TIMED` after the `COMPILED_SKIP` slow ones."""
+    from hotstart.warmup import step_times
+
+    built = []
+
+    def build(callbacks):
+        built.append(make_learner(precision="32-true", callbacks=callbacks))  # 5 batches of 32 an epoch
+        return built[-1]
+
+    step = step_times.eager_step_s(build)
+    learner = built[0]
+    clock = next(cb for cb in learner.cbs if hasattr(cb, "warm_step_s"))
+    assert len(clock.times) == step_times.EAGER_SKIP + step_times.EAGER_TIMED == 3
+    assert step == min(clock.times[1:]) > 0
+    assert len(learner.history) == 0  # cancelled before the epoch's validation
+    assert step_times.compiled_steps(2) == step_times.COMPILED_SKIP + step_times.COMPILED_TIMED == 4
+    assert step_times.compiled_steps(10) == 10
+
+
 def test_user_workloads_run_and_failures_are_reported(tmp_path, user_module):
     report = warmup.run(only=["user_tiny", "user_broken"], cache_dir=tmp_path, modules=[user_module],
                         include_builtin=False, progress=False)

@@ -81,11 +81,12 @@ def compile_decision(key: str | None, *, device_type: str, batches: int, batch_s
     if not speedup > 1.0:
         return False, f"compiled steps measured {speedup:.2f}x eager's speed here: eager"
     eager_step_s = eager * batch_size
+    steps = f"{batches} step{'' if batches == 1 else 's'}"
     saved = batches * eager_step_s * (1.0 - 1.0 / speedup)
     if compile_pays(batches, eager_step_s, speedup, load):
-        return True, (f"warm, compiled steps measured {speedup:.2f}x eager's speed here; {batches} steps save "
+        return True, (f"warm, compiled steps measured {speedup:.2f}x eager's speed here; {steps} save "
                       f"~{saved:.0f} s, more than the ~{load:g} s to load the warm graphs")
-    return False, (f"compiled steps measured {speedup:.2f}x eager's speed here, but {batches} steps would save "
+    return False, (f"compiled steps measured {speedup:.2f}x eager's speed here, but {steps} would save "
                    f"~{saved:.1f} s, less than the ~{load:g} s to load the warm graphs")
 
 
