@@ -27,6 +27,12 @@ they save is more than the time it takes to load the warm artifacts::
   compiled against 1.7-3.9 s eager in a busier one (no recompiles: one frame, compiled once);
   a rule with a constant 1.12x would have compiled through the latter. A speed-up of 1 or less
   keeps every fit eager, and the fit's first line says the measured ratio.
+  Measured at the workload's batch size (16 for the built-in ones) and applied to a fit at any
+  batch size, which it does not fit well: on the AVX2 EPYC (under load) the warmup measured 3.41x
+  and 2.27x at batch 16 (eager 0.167 and 0.109 s a sample), yet a 2-batch fit at batch 64 took
+  12.8 s compiled against 8.7 s eager (benchmarks/scripts/compile_auto_gain.py, one smoke round):
+  eager steps are cheaper per sample at 64, and the first compiled step's load costs more than 3 s
+  there. Timing at the fit's default batch (64) would cost the warmup seconds per workload.
 - ``load_s`` (`LOAD_S`): loading the warm artifacts took 3 s (fp32) and 1.2 s (bf16) on the AVX-512
   EPYC above; 3 s is used. A cold compile took 34 s (fp32) and 27 s (bf16), which is why a cold
   configuration stays eager: ``python -m hotstart.warmup`` compiles it once, ahead of time.
