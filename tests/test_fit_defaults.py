@@ -46,7 +46,7 @@ def test_explicit_settings_are_used_as_given_and_said_so(make_learner):
 # --- compile="auto" -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("batches, step_s, speedup, load_s, expected", [
-    (50, 0.6, 1.12, 3.0, True),     # resnet10t at 128x128, batch 32 on this CPU: 50 steps gain 3.2 s
+    (50, 0.6, 1.12, 3.0, True),     # resnet10t at 128x128, batch 32, 1.12x: 50 steps gain 3.2 s
     (40, 0.6, 1.12, 3.0, False),    # 2.6 s: less than loading
     (5000, 0.03, 1.12, 3.0, True),  # the digits at 32x32: thousands of cheap steps
     (500, 0.03, 1.12, 3.0, False),
@@ -57,26 +57,50 @@ def test_compile_pays_when_the_saved_step_time_exceeds_the_load(batches, step_s,
 
 
 def test_compile_decision_short_eager_long_compiled_cold_eager(tmp_path):
-    """The rule with injected numbers (no timing): a warm configuration with the warmup's step time
-    compiles for a long fit and not for a short one; a cold one, one without a step time, and a
-    custom model never do; CUDA compiles whenever warm."""
+    """The rule with injected numbers (no timing): a warm configuration with the warmup's eager and
+    compiled step times compiles for a long fit and not for a short one; a cold one, one without
+    both step times (an older warmup's entry), and a custom model never do; CUDA compiles whenever
+    warm."""
     key = config_key("resnet10t", 3, (128, 128), "cpu", "32-true")
     decide = lambda batches, **kw: compile_decision(key, device_type="cpu", batches=batches, batch_size=32,  # noqa: E731
                                                     cache_root=tmp_path, **kw)
     assert decide(10_000) == (False, "this configuration is not warm (python -m hotstart.warmup warms the defaults)")
+    no_times = (False, "warm, but the warmup recorded no eager and compiled step times to measure the speed-up "
+                       "(run python -m hotstart.warmup again)")
     record(key, workload="w", seconds=30.0, device="cpu", root=tmp_path)  # an older warmup: no step time
-    assert decide(10_000)[0] is False and "recorded no step time" in decide(10_000)[1]
+    assert decide(10_000) == no_times
+    # a warmup before the speed-up was measured recorded its compiled step as step_s_per_sample alone
     record(key, workload="w", seconds=30.0, device="cpu", root=tmp_path, step_s_per_sample=0.015)
-    # eager step 32 * 0.015 * 1.12 = 0.54 s, saving 0.0576 s a step: 53 steps pass the 3 s, 52 do not
-    assert decide(53) == (True, "warm; 53 steps save ~3 s, more than the ~3 s to load the warm graphs")
+    assert decide(10**9) == no_times
+    record(key, workload="w", seconds=30.0, device="cpu", root=tmp_path, step_s_per_sample=0.0168,
+           compiled_step_s_per_sample=0.015)
+    # 1.12x; eager step 32 * 0.0168 = 0.5376 s, saving 0.0576 s a step: 53 steps pass the 3 s, 52 do not
+    assert decide(53) == (True, "warm, compiled steps measured 1.12x eager's speed here; 53 steps save ~3 s, "
+                                "more than the ~3 s to load the warm graphs")
     assert decide(52)[0] is False
-    assert decide(50) == (False, "50 steps would save ~2.9 s, less than the ~3 s to load the warm graphs")
+    assert decide(50) == (False, "compiled steps measured 1.12x eager's speed here, but 50 steps would save "
+                                 "~2.9 s, less than the ~3 s to load the warm graphs")
     assert decide(50, load_s={"cpu": 1.0})[0] is True
-    assert decide(50, speedup={"cpu": 1.5})[0] is True
+    assert decide(1)[1].endswith("but 1 step would save ~0.1 s, less than the ~3 s to load the warm graphs")
+    record(key, workload="w", seconds=30.0, device="cpu", root=tmp_path, step_s_per_sample=0.0168,
+           compiled_step_s_per_sample=0.0112)  # measured 1.5x: the same 50 steps now save 9 s
+    assert decide(50)[0] is True and decide(17)[0] is True and decide(16)[0] is False  # 0.179 s a step
     assert compile_decision(key, device_type="cuda", batches=1, batch_size=1, cache_root=tmp_path)[0] is True
     assert compile_decision(key, device_type="mps", batches=10**6, batch_size=64, cache_root=tmp_path)[0] is False
     assert compile_decision(None, device_type="cpu", batches=10**6, batch_size=64, cache_root=tmp_path) == \
         (False, "no compile-cache key names this model (the warmup compiles image backbones)")
+
+
+@pytest.mark.parametrize("eager, compiled, said", [
+    (0.14, 0.2, "0.70x"),   # compiled slower than eager on this machine (as measured under load on an AVX2 CPU)
+    (0.2, 0.2, "1.00x"),    # no faster: nothing to gain, however long
+])
+def test_a_measured_speedup_of_one_or_less_keeps_even_a_very_long_fit_eager(tmp_path, eager, compiled, said):
+    key = config_key(None, 3, (128, 128), "cpu", "32-true", channels_last=True)
+    record(key, workload="w", seconds=30.0, device="cpu", root=tmp_path, step_s_per_sample=eager,
+           compiled_step_s_per_sample=compiled)
+    assert compile_decision(key, device_type="cpu", batches=10**7, batch_size=64, cache_root=tmp_path) == \
+        (False, f"compiled steps measured {said} eager's speed here: eager")
 
 
 def test_a_learner_decides_when_its_fit_starts_from_its_own_key(make_learner, tmp_path, monkeypatch):
@@ -88,9 +112,10 @@ def test_a_learner_decides_when_its_fit_starts_from_its_own_key(make_learner, tm
     assert learner.auto_compile.key == config_key(None, 1, (8, 8), "cpu", "32-true")
     learner.fit(1, 1e-3)
     assert learner.compiled is None and learner.choices["compile"].value == "eager"
-    record(learner.auto_compile.key, workload="w", seconds=1.0, device="cpu", step_s_per_sample=0.01)
+    record(learner.auto_compile.key, workload="w", seconds=1.0, device="cpu", step_s_per_sample=0.0112,
+           compiled_step_s_per_sample=0.01)
     n_iter = len(learner.train_loader)  # 5 batches of 32
-    assert learner.auto_compile.decide(n_iter, 32)[0] is False  # one epoch: 0.06 s saved
+    assert learner.auto_compile.decide(n_iter, 32)[0] is False  # one epoch: 5 * 0.358 s * (1 - 1/1.12) = 0.19 s saved
     assert learner.auto_compile.decide(n_iter * 200, 32)[0] is True
     # a model the user built has no key: never compiled by "auto"
     custom = make_learner(model=torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 10)))

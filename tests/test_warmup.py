@@ -70,8 +70,9 @@ def test_real_compiled_warmup_is_side_effect_free(warm_cache):
     assert 0 < verdict["peak_rss_mb"] < 3072
     key = verdict["results"][0]["key"]
     assert key and key in read_manifest(cache)["entries"]
-    # the warm step's time, per sample, for compile="auto" (compile_cache/policy.py)
-    assert 0 < read_manifest(cache)["entries"][key]["step_s_per_sample"] < 60
+    # the eager and the warm compiled step's times, per sample, for compile="auto" (compile_cache/policy.py)
+    entry = read_manifest(cache)["entries"][key]
+    assert 0 < entry["step_s_per_sample"] < 60 and 0 < entry["compiled_step_s_per_sample"] < 60, entry
     assert any((cache / "inductor").iterdir()), "the compile cache folder should be filled"
 
 
@@ -108,12 +109,35 @@ def test_compile_auto_keeps_a_short_fit_eager_and_compiles_a_long_warm_one(warm_
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     (first, first_why), (second, second_why) = result["said"]
-    assert first == "eager" and "2 steps would save ~1.4 s, less than the ~3 s" in first_why
-    assert second == "compiled" and "6 steps save ~4 s, more than the ~3 s" in second_why and result["compiled"]
+    assert first == "eager" and "1.25x eager's speed here, but 2 steps would save ~2.4 s, less than the ~3 s" in first_why
+    assert second == "compiled" and "1.25x eager's speed here; 6 steps save ~7 s, more than the ~3 s" in second_why
+    assert result["compiled"]
     aot, inductor = result["aot_autograd"], result["inductor"]
     assert aot.get("autograd_cache_miss", 0) == 0 and inductor.get("fxgraph_cache_miss", 0) == 0, result
     assert aot.get("autograd_cache_hit", 0) >= 2, result
     assert np.isfinite(result["valid_loss"])
+
+
+def test_the_eager_twin_times_the_fastest_step_after_the_first_and_stops_before_validating(make_learner):
+    """warmup/step_times.py: the eager twin runs `EAGER_SKIP + EAGER_TIMED` training batches and no
+    validation, and its time is the fastest batch after the untimed first; a compiled workload
+    runs enough batches to time `COMPILED_TIMED` after the `COMPILED_SKIP` slow ones."""
+    from hotstart.warmup import step_times
+
+    built = []
+
+    def build(callbacks):
+        built.append(make_learner(precision="32-true", callbacks=callbacks))  # 5 batches of 32 an epoch
+        return built[-1]
+
+    step = step_times.eager_step_s(build)
+    learner = built[0]
+    clock = next(cb for cb in learner.cbs if hasattr(cb, "warm_step_s"))
+    assert len(clock.times) == step_times.EAGER_SKIP + step_times.EAGER_TIMED == 3
+    assert step == min(clock.times[1:]) > 0
+    assert len(learner.history) == 0  # cancelled before the epoch's validation
+    assert step_times.compiled_steps(2) == step_times.COMPILED_SKIP + step_times.COMPILED_TIMED == 4
+    assert step_times.compiled_steps(10) == 10
 
 
 def test_user_workloads_run_and_failures_are_reported(tmp_path, user_module):

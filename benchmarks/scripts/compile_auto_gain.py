@@ -12,8 +12,11 @@ alternating in each round, two fresh processes fit the same data with the same s
 - ``auto``: the defaults (``compile`` not given): the fit's first line says whether it compiled;
 - ``eager``: ``compile=False``.
 
-A short fit (`--short-batches` training batches) is run once with the defaults too, to show that it
-stays eager. The parent times each child from spawn to exit (the whole process: imports, the
+A short fit (`--short-batches` training batches of `--short-batch-size`) is run once with the
+defaults too, to show that it stays eager: the warmup's measured step times (printed in the summary
+as ``measured``) say what compiling it would save, and a fit of a few small batches saves less than
+loading the warm graphs costs. (A "short" fit in batches is not short in seconds when the batches
+are large: with 3.4x measured at batch 16, two eager batches of 64 were predicted to save 15 s.) The parent times each child from spawn to exit (the whole process: imports, the
 warm graphs' load, the fit); the child reports its fit time, the compile choice and its last
 training loss. The summary gives medians and the auto / eager ratio of whole-process wall times. Run it
 with nothing else running: the cores are shared between sessions.
@@ -57,8 +60,8 @@ print(json.dumps({"compile": learner.choices["compile"].value, "why": learner.ch
 """
 
 
-def child(args, compile_mode: str, env: dict, n: int, epochs: int) -> dict:
-    spec = {"workload": args.workload, "n": n, "epochs": epochs, "batch_size": args.batch_size,
+def child(args, compile_mode: str, env: dict, n: int, epochs: int, batch_size: int | None = None) -> dict:
+    spec = {"workload": args.workload, "n": n, "epochs": epochs, "batch_size": batch_size or args.batch_size,
             "compile": compile_mode}
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], env=env, capture_output=True,
@@ -71,6 +74,18 @@ def child(args, compile_mode: str, env: dict, n: int, epochs: int) -> dict:
     return result
 
 
+def measured_steps(cache: str, workload: str) -> dict:
+    """What the warmup measured for `workload`'s configuration in `cache` (the manifest entry's
+    eager and compiled step times per sample), and their ratio: what ``compile="auto"`` decides
+    from (hotstart/compile_cache/policy.py)."""
+    from hotstart.compile_cache.manifest import COMPILED_STEP_FIELD, STEP_FIELD, read_manifest
+
+    entry = next(e for e in read_manifest(cache)["entries"].values() if e["workload"] == workload)
+    eager, compiled = entry.get(STEP_FIELD), entry.get(COMPILED_STEP_FIELD)
+    return {"eager_step_s_per_sample": eager, "compiled_step_s_per_sample": compiled,
+            "speedup": round(eager / compiled, 3) if eager and compiled else None}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workload", default="single-smallcnn-128-cpu")
@@ -78,7 +93,8 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--short-batches", type=int, default=2, help="training batches of the short fit (stays eager)")
+    p.add_argument("--short-batches", type=int, default=1, help="training batches of the short fit (stays eager)")
+    p.add_argument("--short-batch-size", type=int, default=8, help="the short fit's batch size")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
 
@@ -94,15 +110,16 @@ def main(argv=None):
             for mode in order:
                 runs.append(dict(child(args, mode, env, args.n, args.epochs), round=r))
                 print(json.dumps(runs[-1]), flush=True)
-        short_n = args.short_batches * args.batch_size * 5 // 4 + 1
-        short = child(args, "auto", env, short_n, 1)
+        short_n = args.short_batches * args.short_batch_size * 5 // 4 + 1
+        short = child(args, "auto", env, short_n, 1, args.short_batch_size)
         print(json.dumps(dict(short, short=True)), flush=True)
+        measured = measured_steps(cache, args.workload)
 
     med = {m: statistics.median(r["wall_s"] for r in runs if r["mode"] == m) for m in ("auto", "eager")}
     fit = {m: statistics.median(r["fit_s"] for r in runs if r["mode"] == m) for m in ("auto", "eager")}
     pairs = [a["wall_s"] / e["wall_s"] for a, e in zip([r for r in runs if r["mode"] == "auto"],
                                                          [r for r in runs if r["mode"] == "eager"])]
-    summary = {"warmup_s": round(warmup_s, 1), "median_wall_s": med, "median_fit_s": fit,
+    summary = {"warmup_s": round(warmup_s, 1), "measured": measured, "median_wall_s": med, "median_fit_s": fit,
                "ratio_auto_over_eager": round(med["auto"] / med["eager"], 3),
                "pairwise_ratios": [round(x, 3) for x in pairs],
                "auto_compiled": sorted({r["compile"] for r in runs if r["mode"] == "auto"}),

@@ -48,7 +48,13 @@ def config_key(backbone, in_chans: int, size, device_type: str, precision: str |
 
 
 STEP_FIELD = "step_s_per_sample"
-"""An entry's optional field: the warmup's warm compiled training step, seconds per sample."""
+"""An entry's optional field: the warmup's eager training step of this configuration, seconds per
+sample. (Warmups before the compiled step was timed too wrote the compiled step's time here; such an
+entry has no `COMPILED_STEP_FIELD`, so ``compile="auto"`` does not use it.)"""
+
+COMPILED_STEP_FIELD = "compiled_step_s_per_sample"
+"""An entry's optional field: the warmup's warm compiled training step, seconds per sample. With
+`STEP_FIELD`, this machine's measured speed-up for the configuration (policy.py)."""
 
 MANIFEST = "manifest.json"
 LOCK = "manifest.lock"
@@ -184,12 +190,13 @@ def _unlock(fd) -> None:
 
 
 def record(key: str, *, workload: str, seconds: float, device: str, root=None,
-           step_s_per_sample: float | None = None) -> None:
+           step_s_per_sample: float | None = None, compiled_step_s_per_sample: float | None = None) -> None:
     """Add (or replace) one entry: under the lock, re-read the manifest, merge, replace atomically.
 
-    `step_s_per_sample`: the warm compiled training step's seconds per sample, as the warmup
-    measured it (``compile="auto"`` estimates a fit's gain from it: policy.py); optional, an entry
-    without it is warm but never compiled by ``"auto"`` on CPU."""
+    `step_s_per_sample` and `compiled_step_s_per_sample`: an eager and a warm compiled training
+    step of this configuration, seconds per sample, as the warmup measured them on this machine
+    (``compile="auto"`` decides from their ratio and the eager time: policy.py); optional, an entry
+    without both is warm but never compiled by ``"auto"`` on CPU."""
     import torch
 
     from ..atomic import atomic_write_bytes
@@ -198,6 +205,8 @@ def record(key: str, *, workload: str, seconds: float, device: str, root=None,
              "torch": torch.__version__, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     if step_s_per_sample is not None:
         entry[STEP_FIELD] = float(step_s_per_sample)
+    if compiled_step_s_per_sample is not None:
+        entry[COMPILED_STEP_FIELD] = float(compiled_step_s_per_sample)
     with manifest_lock(root), writes(cache_dir(root)):
         data = read_manifest(root)
         data["entries"][key] = entry

@@ -4,30 +4,43 @@ Decided when a fit starts (the learner calls `compile_decision`), once its numbe
 batches is known, not when the learner is built.
 
 The rule on CPU: compile when the warmup has warmed this configuration (the manifest has its
-key) and the time the compiled steps save is more than the time it takes to load the warm
-artifacts::
+key), its compiled steps were measured faster than eager ones *on this machine*, and the time
+they save is more than the time it takes to load the warm artifacts::
 
     batches * eager_step_s * (1 - 1 / speedup) > load_s          (`compile_pays`)
 
-with, measured on this machine's 2-core AMD EPYC (benchmarks/results/HISTORY.md, "Precision and compile on
-this CPU"; quiet cores, 2026-12-02, ``benchmarks/scripts/precision_cpu.py``, resnet10t at 128x128,
-batch 32; results/precision-compile-2026-12-02-{warm,cold}.json):
+- ``speedup`` and ``eager_step_s``: measured by the warmup, per configuration, on this machine.
+  ``python -m hotstart.warmup`` times a compiled workload's warm training steps (the fastest after
+  the first two, which compile and settle) and then the same configuration eager (the fastest
+  after the first), and records both per sample (the manifest entry's ``step_s_per_sample``,
+  eager, and ``compiled_step_s_per_sample``: warmup/step_times.py). ``speedup`` is their ratio;
+  an eager step of batch b is estimated as ``b * step_s_per_sample``. Measured once by the warmup,
+  not at the start of each fit, so a fit's decision does not depend on how busy the machine was
+  in its first seconds: one manifest, one decision.
 
-- ``speedup`` (`SPEEDUP`): warm compiled steps ran 1.16x and 1.20x as fast as eager fp32 (68.4
-  and 65.3 img/s against 59.1 and 54.3), and 1.18x and 1.12x with bf16-mixed; the lowest, 1.12,
-  is used, so that the rule errs towards eager;
-- ``load_s`` (`LOAD_S`): loading the warm artifacts took 3 s (fp32) and 1.2 s (bf16); 3 s is
-  used. A cold compile took 34 s (fp32) and 27 s (bf16), which is why a cold configuration stays
-  eager: ``python -m hotstart.warmup`` compiles it once, ahead of time;
-- ``eager_step_s``: from the warmup's own measurement on this machine. The warmup times its warm
-  compiled training step and records it per sample (the manifest entry's ``step_s_per_sample``);
-  an eager step of batch b is estimated as ``b * step_s_per_sample * speedup``. Estimated, not
-  timed at the start of each fit, so that a fit's numbers do not depend on how busy the machine
-  was in its first seconds: one manifest, one decision.
+  Why measured here rather than a constant: the speed-up depends on the CPU and the model. On a
+  2-core AVX-512 (BF16) EPYC, resnet10t at 128x128, batch 32 (benchmarks/results/HISTORY.md,
+  "Precision and compile on this CPU"; quiet cores, 2026-12-02) warm compiled steps ran 1.16x and
+  1.20x eager fp32's, 1.18x and 1.12x with bf16-mixed. On a 2-core AVX2 EPYC (2026-12-03, shared
+  cores under heavy, changing load, so rough), SmallCNN at 128x128, batch 16, fp32 channels_last
+  took 0.74-0.85 s a warm compiled step against 1.4-2.9 s eager in quieter minutes, but 3.7-5.6 s
+  compiled against 1.7-3.9 s eager in a busier one (no recompiles: one frame, compiled once);
+  a rule with a constant 1.12x would have compiled through the latter. A speed-up of 1 or less
+  keeps every fit eager, and the fit's first line says the measured ratio.
+  Measured at the workload's batch size (16 for the built-in ones) and applied to a fit at any
+  batch size, which it does not fit well: on the AVX2 EPYC (under load) the warmup measured 3.41x
+  and 2.27x at batch 16 (eager 0.167 and 0.109 s a sample), yet a 2-batch fit at batch 64 took
+  12.8 s compiled against 8.7 s eager (benchmarks/scripts/compile_auto_gain.py, one smoke round):
+  eager steps are cheaper per sample at 64, and the first compiled step's load costs more than 3 s
+  there. Timing at the fit's default batch (64) would cost the warmup seconds per workload.
+- ``load_s`` (`LOAD_S`): loading the warm artifacts took 3 s (fp32) and 1.2 s (bf16) on the AVX-512
+  EPYC above; 3 s is used. A cold compile took 34 s (fp32) and 27 s (bf16), which is why a cold
+  configuration stays eager: ``python -m hotstart.warmup`` compiles it once, ahead of time.
 
-So on this CPU resnet10t at 128x128, batch 32 (~0.5 s an eager step) gains after about 50 batches;
-the digits at 32x32 (a step 16x cheaper) only after several hundred. A manifest entry without a
-step time (an older warmup) stays eager until the warmup runs again.
+So with a measured 1.2x, resnet10t at 128x128, batch 32 (~0.5 s an eager step) gains after about
+36 batches; a configuration whose eager step is 16x cheaper only after several hundred. A manifest
+entry without both step times (a warmup older than this rule, which recorded the compiled step
+only) stays eager until the warmup runs again.
 
 On CUDA, compiled training is typically much faster than eager, and nothing here has measured
 by how much, so ``"auto"`` compiles there whenever the configuration is warm (as before).
@@ -35,14 +48,12 @@ Other devices stay eager.
 """
 from __future__ import annotations
 
-SPEEDUP = {"cpu": 1.12}
-"""A warm compiled training step's speed over an eager one, by device type (measured: above)."""
-
 LOAD_S = {"cpu": 3.0}
 """Seconds to load a configuration's warm compiled artifacts, by device type (measured: above)."""
 
 ALWAYS_WHEN_WARM = ("cuda",)
 """Device types where a warm configuration is always compiled (no length rule: not measured here)."""
+
 
 def compile_pays(batches: int, eager_step_s: float, speedup: float, load_s: float) -> bool:
     """Whether `batches` steps of `eager_step_s` each, run `speedup` times as fast, save more
@@ -51,12 +62,12 @@ def compile_pays(batches: int, eager_step_s: float, speedup: float, load_s: floa
 
 
 def compile_decision(key: str | None, *, device_type: str, batches: int, batch_size: int, cache_root=None,
-                     speedup: dict | None = None, load_s: dict | None = None) -> tuple[bool, str]:
+                     load_s: dict | None = None) -> tuple[bool, str]:
     """(compile?, why) for a fit of `batches` training batches of `batch_size` on `device_type`,
-    whose configuration has the manifest key `key` (None: a custom module, never warm).
-    `speedup` and `load_s` default to `SPEEDUP` and `LOAD_S`. `why` is what the fit's first
-    line says after "compile='auto':"."""
-    from .manifest import STEP_FIELD, read_manifest
+    whose configuration has the manifest key `key` (None: a custom module, never warm), from the
+    eager and compiled step times the warmup measured for it on this machine. `load_s` defaults
+    to `LOAD_S`. `why` is what the fit's first line says after "compile='auto':"."""
+    from .manifest import COMPILED_STEP_FIELD, STEP_FIELD, read_manifest
 
     if key is None:
         return False, "no compile-cache key names this model (the warmup compiles image backbones)"
@@ -65,15 +76,26 @@ def compile_decision(key: str | None, *, device_type: str, batches: int, batch_s
         return False, "this configuration is not warm (python -m hotstart.warmup warms the defaults)"
     if device_type in ALWAYS_WHEN_WARM:
         return True, f"warm, and compiled training pays on {device_type}"
-    speedups, loads = SPEEDUP if speedup is None else speedup, LOAD_S if load_s is None else load_s
-    if device_type not in speedups:
+    loads = LOAD_S if load_s is None else load_s
+    if device_type not in loads:
         return False, f"compiled training is not measured to pay on {device_type}"
-    per_sample = entry.get(STEP_FIELD)
-    if not isinstance(per_sample, (int, float)) or isinstance(per_sample, bool) or not per_sample > 0:
-        return False, "warm, but the warmup recorded no step time (run python -m hotstart.warmup again)"
-    factor, load = speedups[device_type], loads[device_type]
-    eager_step_s = per_sample * batch_size * factor
-    saved = batches * eager_step_s * (1.0 - 1.0 / factor)
-    if compile_pays(batches, eager_step_s, factor, load):
-        return True, f"warm; {batches} steps save ~{saved:.0f} s, more than the ~{load:g} s to load the warm graphs"
-    return False, f"{batches} steps would save ~{saved:.1f} s, less than the ~{load:g} s to load the warm graphs"
+    eager, compiled = entry.get(STEP_FIELD), entry.get(COMPILED_STEP_FIELD)
+    if not (_positive(eager) and _positive(compiled)):
+        return False, ("warm, but the warmup recorded no eager and compiled step times to measure the speed-up "
+                       "(run python -m hotstart.warmup again)")
+    speedup, load = eager / compiled, loads[device_type]
+    if not speedup > 1.0:
+        return False, f"compiled steps measured {speedup:.2f}x eager's speed here: eager"
+    eager_step_s = eager * batch_size
+    steps = f"{batches} step{'' if batches == 1 else 's'}"
+    saved = batches * eager_step_s * (1.0 - 1.0 / speedup)
+    if compile_pays(batches, eager_step_s, speedup, load):
+        return True, (f"warm, compiled steps measured {speedup:.2f}x eager's speed here; {steps} save "
+                      f"~{saved:.0f} s, more than the ~{load:g} s to load the warm graphs")
+    return False, (f"compiled steps measured {speedup:.2f}x eager's speed here, but {steps} would save "
+                   f"~{saved:.1f} s, less than the ~{load:g} s to load the warm graphs")
+
+
+def _positive(value) -> bool:
+    """A finite positive number from JSON (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")

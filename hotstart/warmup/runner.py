@@ -33,7 +33,8 @@ class WorkloadResult:
         status: ``"ok"`` (its configuration is now warm), ``"failed"`` (an error, reported, never
             fatal: the next workloads still run) or ``"skipped"`` (the budget or memory cap was
             reached, or it needs a CUDA device this machine lacks).
-        seconds: how long it ran: task, mock data, learner, compile and a few training steps.
+        seconds: how long it ran: task, mock data, learner, compile and a few training steps (and,
+            for a compiled workload, a few eager steps of the same configuration, timed).
         key: the compile-cache key recorded in the manifest (None when it compiled nothing).
         error: why it failed or was skipped, one line (at most 200 characters).
         detail: the failure's full traceback (not in the repr).
@@ -213,12 +214,15 @@ def _run_all(workloads, root, budget, max_memory_mb, seed, start, results, bar):
 
 
 def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
-    """Build the task, mock data from a private generator, tasklearner, a few one-cycle steps."""
+    """Build the task, mock data from a private generator, tasklearner, a few one-cycle steps; for
+    a compiled workload, then time the same configuration eager (step_times.py), so the manifest
+    holds this machine's measured speed-up for ``compile="auto"``."""
     import torch
 
     from ..learner import tasklearner
     from ..learner.callbacks import Callback, CancelFit
     from ..compile_cache.manifest import record
+    from .step_times import COMPILED_SKIP, compiled_steps, eager_step_s, step_clock
 
     t0 = time.perf_counter()
     try:
@@ -226,7 +230,8 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
             return WorkloadResult(w.name, "skipped", error="no CUDA device")
         task = w.task()
         rng = np.random.default_rng(seed)
-        n_train, n_valid = w.batch_size * w.steps, w.batch_size + max(1, w.batch_size // 2)
+        steps = compiled_steps(w.steps) if w.compile else w.steps
+        n_train, n_valid = w.batch_size * steps, w.batch_size + max(1, w.batch_size // 2)
         train = [task.mock_sample(rng) for _ in range(n_train)]
         valid = [task.mock_sample(rng) for _ in range(n_valid)]  # two batch sizes: dynamic batch dim
 
@@ -235,33 +240,16 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
                 if deadline is not None and time.perf_counter() > deadline:
                     raise CancelFit("warmup budget used up")
 
-        class StepClock(Callback):
-            """The training batches' times; `warm_step_s` is the fastest after the first (which
-            compiles), None with a single batch: what ``compile="auto"`` estimates a fit's gain
-            from (compile_cache/policy.py)."""
+        def build(compile, callbacks, **options):
+            return tasklearner(task, ([s[0] for s in train], [s[1] for s in train]),
+                               validdata=([s[0] for s in valid], [s[1] for s in valid]),
+                               backbone=w.backbone, batch_size=w.batch_size, compile=compile, device=w.device,
+                               seed=seed, progress=False, callbacks=[Deadline(), *callbacks], **options)
 
-            def __init__(self):
-                self.times, self.t0 = [], 0.0
-
-            def before_batch(self):
-                self.t0 = time.perf_counter()
-
-            def after_batch(self):
-                if self.learner.training:
-                    self.times.append(time.perf_counter() - self.t0)
-
-            @property
-            def warm_step_s(self):
-                return min(self.times[1:]) if len(self.times) > 1 else None
-
-        clock = StepClock()
-        learner = tasklearner(task, ([s[0] for s in train], [s[1] for s in train]),
-                              validdata=([s[0] for s in valid], [s[1] for s in valid]),
-                              backbone=w.backbone, batch_size=w.batch_size, compile=w.compile,
-                              device=w.device, precision=w.precision,
-                              seed=seed, progress=False, callbacks=[Deadline(), clock])
+        clock = step_clock(COMPILED_SKIP)
+        learner = build(w.compile, [clock], precision=w.precision)
         learner.fit_one_cycle(1, 1e-3)
-        seconds = time.perf_counter() - t0
+        seconds = time.perf_counter() - t0  # the manifest's: what warming this configuration took
         if deadline is not None and time.perf_counter() > deadline and len(learner.history) == 0:
             return WorkloadResult(w.name, "skipped", seconds, error="budget used up mid-workload")
         key = None
@@ -269,11 +257,17 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
             from ..learner.compiling import compile_key
 
             # as the learner chose them (the task's default precision and layout, or the workload's)
-            key = compile_key(task, w.backbone, w.size, w.device, learner.backend.precision, learner.channels_last)
+            precision, channels_last = learner.backend.precision, learner.channels_last
+            key = compile_key(task, w.backbone, w.size, w.device, precision, channels_last)
             if key is not None:
-                per_sample = None if clock.warm_step_s is None else clock.warm_step_s / w.batch_size
-                record(key, workload=w.name, seconds=seconds, device=w.device, root=root, step_s_per_sample=per_sample)
-        return WorkloadResult(w.name, "ok", seconds, key=key)
+                # the eager twin: the same configuration, so the two times give this machine's speed-up
+                eager = eager_step_s(lambda callbacks: build(False, callbacks, precision=precision,
+                                                             channels_last=channels_last))
+                compiled = clock.warm_step_s
+                record(key, workload=w.name, seconds=seconds, device=w.device, root=root,
+                       step_s_per_sample=None if eager is None else eager / w.batch_size,
+                       compiled_step_s_per_sample=None if compiled is None else compiled / w.batch_size)
+        return WorkloadResult(w.name, "ok", time.perf_counter() - t0, key=key)
     except Exception as e:  # a failing workload is reported, never fatal
         return WorkloadResult(w.name, "failed", time.perf_counter() - t0, error=f"{type(e).__name__}: {e}"[:200],
                               detail=traceback.format_exc())

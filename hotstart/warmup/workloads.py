@@ -47,7 +47,8 @@ class Workload:
         device: ``"cpu"`` or ``"cuda"`` (skipped where there is no CUDA device).
         precision: Fabric's name; None: the task's default, what `tasklearner` would pick.
         compile: compile the backbone (filling the compile cache); False only runs the fit.
-        steps: training batches to run.
+        steps: training batches to run; a compiled workload runs at least 4, so that its warm
+            step can be timed against an eager one (warmup/step_times.py).
         description: one line for ``--list``.
     """
 
@@ -59,7 +60,7 @@ class Workload:
     device: str = "cpu"                         # "cpu" or "cuda"
     precision: str | None = None                # Fabric's name; None: the task's default (what tasklearner picks)
     compile: bool = True                        # compile the backbone (fills the compile cache)
-    steps: int = 2                              # training batches to run (validation gets 2 batches too)
+    steps: int = 2                              # training batches (compiled: at least 4); validation gets 2
     description: str = field(default="", compare=False)
 
     def matches(self, patterns: Iterable[str] | None) -> bool:
