@@ -25,8 +25,12 @@ they save is more than the time it takes to load the warm artifacts::
   cores under heavy, changing load, so rough), SmallCNN at 128x128, batch 16, fp32 channels_last
   took 0.74-0.85 s a warm compiled step against 1.4-2.9 s eager in quieter minutes, but 3.7-5.6 s
   compiled against 1.7-3.9 s eager in a busier one (no recompiles: one frame, compiled once);
-  a rule with a constant 1.12x would have compiled through the latter. A speed-up of 1 or less
-  keeps every fit eager, and the fit's first line says the measured ratio.
+  a rule with a constant 1.12x would have compiled through the latter. On quiet cores (load
+  1.8; ``benchmarks/scripts/compile_auto_gain.py --rounds 2 --n 400 --epochs 2``,
+  results/compile-auto-gain-2026-12-03.json) the same warmup measured 0.0462 s a sample eager and
+  0.0484 s compiled: 0.955x, so every default fit there stays eager (a 2-epoch fit took 41.35 s
+  with "auto", 41.71 s eager). A speed-up of 1 or less keeps every fit eager, and the fit's first
+  line says the measured ratio.
   Measured at the workload's batch size (16 for the built-in ones) and applied to a fit at any
   batch size, which it does not fit well: on the AVX2 EPYC (under load) the warmup measured 3.41x
   and 2.27x at batch 16 (eager 0.167 and 0.109 s a sample), yet a 2-batch fit at batch 64 took
