@@ -17,7 +17,10 @@ So the two differ exactly when the client's session holds other runnable work:
   plain loop's time, while a direct hotstart run took 0.99x and 0.86x. A 2-thread torch matmul
   loop started with ``setsid`` beside two nice-19 loops got 0.85x the CPU of the same loop started
   directly, in every one of 4 alternating pairs on a shared machine (0.32-0.33 against 0.38-0.39
-  CPU-seconds a second); on quiet cores the same pair got the same CPU (0.35-0.40 both).
+  CPU-seconds a second); on quiet cores the same pair got the same CPU (0.35-0.40 both). With
+  torch's default threads on quiet cores otherwise (2026-12-03, benchmarks/README.md, "Serve"),
+  a run forced into the server beside two nice-19 loops took 4.01x the plain loop's time to its
+  first epoch; the fallback below ran it at 0.93x.
 - Equal-priority work shares with a direct run thread by thread, and with a served run group by
   group. On C cores with nothing else running, a run of T threads beside W nice-0 threads gets
   T/(T+W) of the machine directly and 1/2 served: the direct run gets more when T > W.
