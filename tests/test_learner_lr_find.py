@@ -34,6 +34,22 @@ def test_lr_find_suggests_and_restores(make_learner, tmp_path, monkeypatch):
     assert ax.get_xscale() == "log"
 
 
+def test_lr_find_says_its_suggestion_in_a_log_too(make_learner):
+    """Written to a file (not a terminal: no bars), the sweep still ends with its result's line,
+    and that line gives the suggestion the result holds."""
+    import io
+
+    from hotstart.learner.callbacks import Progress
+
+    log = io.StringIO()
+    learner = make_learner(progress=False, callbacks=[Progress(file=log)])
+    result = learner.lr_find(start_lr=1e-6, end_lr=1.0, num_it=12)
+    line = log.getvalue().splitlines()[-1]
+    assert line == str(result) and line.startswith(f"lr_find: suggestion {result.suggestion:.1e} ")
+    assert f"from {len(result.lrs)} steps at 1e-06" in line and "\r" not in log.getvalue()
+    assert str(LRFindResult()) == "lr_find: no step recorded, no suggestion"
+
+
 def test_lr_find_does_not_change_the_next_fit(make_learner):
     plain = make_learner()
     plain.fit(1, 3e-3)

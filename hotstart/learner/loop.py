@@ -514,10 +514,16 @@ class Learner:
 
     def lr_find(self, start_lr: float = 1e-7, end_lr: float = 10.0, num_it: int = 100, *, plot: bool = False):
         """Sweep the learning rate upward over a few batches through the learner's own
-        `train_step` and callbacks; restore the model; suggest a rate (see learner/lr_find.py)."""
+        `train_step` and callbacks; restore the model; suggest a rate (see learner/lr_find.py).
+        With `Progress` (``progress=True``), the result's line (the suggestion, the sweep) is
+        written where the epoch table goes, terminal or log; ``plot=True`` draws the curve."""
+        from .callbacks.progress import Progress
         from .lr_find import lr_find
 
         result = lr_find(self, start_lr=start_lr, end_lr=end_lr, num_it=num_it)
+        progress = self.cb(Progress)
+        if progress is not None:
+            progress.write_line(str(result))
         if plot:
             result.plot()
         return result

@@ -45,6 +45,15 @@ class LRFindResult:
     losses: list = field(default_factory=list)    # smoothed training loss at each step
     suggestion: float = math.nan                  # the valley learning rate
 
+    def __str__(self) -> str:
+        """One line: the suggestion and the sweep it came from (what ``lr_find`` writes after the
+        sweep, so a log shows it too, not only a notebook's plot)."""
+        if not self.lrs:
+            return "lr_find: no step recorded, no suggestion"
+        return (f"lr_find: suggestion {self.suggestion:.1e} (the valley), from {len(self.lrs)} steps at "
+                f"{self.lrs[0]:.0e} to {self.lrs[-1]:.1e}, smoothed loss {self.losses[0]:.3f} at the start, "
+                f"{min(self.losses):.3f} at its lowest")
+
     def plot(self, ax=None):
         """The smoothed loss against the learning rate (log scale), the suggestion marked as a red
         dot; into the matplotlib axis `ax` (None: a new 6x4 inch figure). Returns the axis."""

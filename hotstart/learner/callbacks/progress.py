@@ -95,6 +95,12 @@ class Progress(Callback):
     def after_fit(self):
         self._close()
 
+    def write_line(self, line: str):
+        """Write `line` where the epoch table goes (flushed; on the first process only, and only
+        with ``table=True``): a result that belongs beside the table, such as `lr_find`'s."""
+        if self.table and self.learner.backend.is_global_zero:
+            self._write(line)
+
     def _show_bars(self) -> bool:
         if self.bars is not None:
             return self.bars
