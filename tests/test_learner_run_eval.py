@@ -135,3 +135,19 @@ def test_an_overridden_valid_step_changes_every_evaluation_alike(trained):
     assert torch.allclose(tempered.tta(n=2, beta=1.0, verbose=False).probs, want, atol=1e-5)
     view = tempered.tta(n=1, beta=0.0, verbose=False).probs  # an augmented view alone goes through it too
     assert torch.allclose(view, cooled(plain.tta(n=1, beta=0.0, verbose=False).probs), atol=1e-5)
+
+
+def test_validate_scores_labelled_raw_data_such_as_a_held_out_split(trained, digits):
+    """``learner.validate(data)`` (a held-out split, an (inputs, targets) pair) scores raw samples
+    encoded as in validation: the same numbers as a loader built by hand, and accuracy and loss
+    equal to the model run by hand (torch's cross entropy) over those samples."""
+    data, _ = digits
+    held_out = data.subset(list(range(200, 300)))  # digits the learner never saw
+    by_data = trained.validate(held_out)
+    loader = make_loader(TaskDataset(trained.task, held_out, "validation", trained.seed), batch_size=32, train=False)
+    assert trained.validate(loader) == by_data
+    assert trained.validate((list(held_out.inputs), list(held_out.targets))) == by_data
+    probs, targets, losses = _by_hand(trained, trained.labelled_loader(held_out, batch_size=7))
+    assert by_data["accuracy"] == pytest.approx(float((probs.argmax(1) == targets).float().mean()), abs=1e-6)
+    assert by_data["loss"] == pytest.approx(float(losses.mean()), rel=1e-5)
+    assert len(targets) == 100 and trained.labelled_loader(held_out).batch_size == trained.valid_loader.batch_size

@@ -58,6 +58,22 @@ def test_loader(learner, items, batch_size: int | None = None):
     return torch.utils.data.DataLoader(InputDataset(learner.task, items), batch_size=int(batch_size), shuffle=False)
 
 
+def labelled_loader(learner, data, batch_size: int | None = None):
+    """A DataLoader over labelled raw data, encoded as in validation, in order (fastai's
+    ``test_dl(items, with_labels=True)``): `data` is a `Data`, an ``(inputs, targets)`` pair or a
+    map-style dataset of samples, as `tasklearner` takes. What scores a held-out split:
+    ``learner.validate(data.split("test"))`` builds one."""
+    from ..datasets.containers import as_data
+    from .data import TaskDataset, make_loader
+
+    if learner.task is None:
+        raise UsageError("labelled_loader needs the learner's task (build it with tasklearner)")
+    if batch_size is None:
+        batch_size = getattr(learner.valid_loader, "batch_size", None) or 64
+    return make_loader(TaskDataset(learner.task, as_data(data), "validation", learner.seed),
+                       batch_size=int(batch_size), train=False, seed=learner.seed)
+
+
 def predict_items(learner, items, batch_size: int | None = None) -> torch.Tensor:
     """Probabilities (the task's activation of the outputs) for raw inputs, in order."""
     loader = test_loader(learner, items, batch_size)

@@ -533,9 +533,13 @@ class Learner:
         """Run the validation phase alone, with its events: {"loss": ..., <metric>: ...}.
 
         `loader` (default: the validation set) is set up like the learner's own loaders (each
-        process reads its shard, and the metrics are summed over processes)."""
+        process reads its shard, and the metrics are summed over processes). It may also be
+        labelled raw data, such as a held-out split: ``learner.validate(data.split("test"))``
+        scores it through `labelled_loader`."""
         from .callbacks.metrics import Metrics
 
+        if loader is not None and not isinstance(loader, torch.utils.data.DataLoader):
+            loader = self.labelled_loader(loader)
         self.setup()
         self.epoch = 0
         self.run_eval(None if loader is None else self.backend.setup_dataloader(loader), events=True)
@@ -627,6 +631,13 @@ class Learner:
         from .inference import test_loader
 
         return test_loader(self, items, batch_size)
+
+    def labelled_loader(self, data, batch_size: int | None = None):
+        """A loader over labelled raw data (``data.split("test")``, an ``(inputs, targets)``
+        pair), encoded as in validation, in order (fastai's ``test_dl(..., with_labels=True)``)."""
+        from .inference import labelled_loader
+
+        return labelled_loader(self, data, batch_size)
 
     def tta(self, n: int = 4, *, loader=None, beta: float = 0.25, verbose: bool = True):
         """Test-time augmentation: predictions averaged over `n` augmented views (see learner/tta.py)."""
