@@ -238,7 +238,8 @@ def test_ema_across_processes(two_processes, digits):
     data, blocks = digits
     small = small_digits(data)
     task = ImageClassificationSingle(blocks, size=(8, 8), augment=False)
-    saved = load_learner(folder / "model", data=small, model=mlp(task.channels), seed=0, batch_size=16, progress=False)
+    saved = load_learner(folder / "model", data=small, model=mlp(task.channels), seed=0, batch_size=16, progress=False,
+                         precision="32-true")  # the precision the 2-process fits had
     n = len(saved.valid_loader.dataset)
     last = r0["history"][-1]
     checked = saved.validate()
@@ -247,7 +248,7 @@ def test_ema_across_processes(two_processes, digits):
 
     # one process, batches of 32 = the two processes' batches of 16 together (learner/data.py ShardSampler)
     one = tasklearner(task, small, model=mlp(task.channels), seed=0, batch_size=32, progress=False,
-                      callbacks=[EMA(decay=0.9)])
+                      callbacks=[EMA(decay=0.9)], precision="32-true")  # as the 2-process fits: fp32 rounding
     one.fit_one_cycle(2, 1e-2)
     reference = one.cb(EMA).module.state_dict()
     assert one.cb(EMA).updates == r0["updates"]

@@ -16,7 +16,7 @@ def classifier():
     data, blocks = datasets.load("digits")
     task = ImageClassificationSingle(blocks, size=(8, 8), augment={"flip": 0.0})
     learner = tasklearner(task, data.subset(list(range(300))), seed=0, batch_size=32, progress=False)
-    learner.fit_one_cycle(2, 1e-2)
+    learner.fit_one_cycle(4, 1e-2)  # 0.78-0.87 in fp32 and bf16 (2 epochs: 0.52-0.67, TTA under 0.5 in bf16)
     return learner
 
 
