@@ -534,11 +534,11 @@ class Learner:
 
         `loader` (default: the validation set) is set up like the learner's own loaders (each
         process reads its shard, and the metrics are summed over processes). It may also be
-        labelled raw data, such as a held-out split: ``learner.validate(data.split("test"))``
-        scores it through `labelled_loader`."""
+        labelled raw data, a `Data` or an ``(inputs, targets)`` pair, such as a held-out split:
+        ``learner.validate(data.split("test"))`` scores it through `labelled_loader`."""
         from .callbacks.metrics import Metrics
 
-        if loader is not None and not isinstance(loader, torch.utils.data.DataLoader):
+        if isinstance(loader, tuple):  # a Data (a tuple) or an (inputs, targets) pair: raw samples
             loader = self.labelled_loader(loader)
         self.setup()
         self.epoch = 0
