@@ -54,6 +54,15 @@ def pytest_collection_finish(session):
         prestart.submit(*dict.fromkeys(names))
 
 
+def pytest_terminal_summary(terminalreporter):
+    """What the background jobs cost and how long the tests waited for them (tests/prestart.py)."""
+    import sys
+
+    if "prestart" in sys.modules:
+        for line in sys.modules["prestart"].summary():
+            terminalreporter.write_line(line)
+
+
 def pytest_sessionfinish(session):
     import sys
 

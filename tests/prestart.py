@@ -42,6 +42,7 @@ class Result:
     folder: Path      # the job's cwd, a fresh temporary folder (removed at the session's end)
     seconds: float
     timed_out: bool = False  # killed, with its whole process group, after the job's timeout
+    started: float = 0.0     # time.perf_counter() when the job started
 
 
 _JOBS: dict = {}      # name -> function returning a Job (registered by the test modules)
@@ -83,7 +84,7 @@ def _run(name: str) -> Result:
         err += f"\n(prestart: {name} killed after {spec.timeout} s)"
     finally:
         _running = None
-    return Result(proc.returncode, out, err, folder, time.perf_counter() - start, timed_out)
+    return Result(proc.returncode, out, err, folder, time.perf_counter() - start, timed_out, start)
 
 
 def _loop():
@@ -119,12 +120,32 @@ def submit(*names: str) -> None:
         _wake.notify()
 
 
+_waited: dict = {}    # name -> seconds the tests' own process waited for the job, in all
+
+
 def result(name: str, timeout: float = 1800) -> Result:
     """The job's result, once it has run (it is queued now if it was not prestarted)."""
     submit(name)
+    start = time.perf_counter()
     if not _started[name].wait(timeout):
         raise TimeoutError(f"prestart job {name!r} gave no result in {timeout} s")
+    _waited[name] = _waited.get(name, 0.0) + time.perf_counter() - start
     return _results[name]
+
+
+def summary() -> list[str]:
+    """Lines for the end of the session: each job's seconds and how long the tests waited for it,
+    so a slow suite shows whether the background core or the tests' own process is the one to
+    unload."""
+    if not _results:
+        return []
+    first = min(r.started for r in _results.values())
+    lines = [f"prestart: {len(_results)} jobs, {sum(r.seconds for r in _results.values()):.0f} s of work; "
+             f"waited for in all {sum(_waited.values()):.0f} s"]
+    for name, r in sorted(_results.items(), key=lambda kv: kv[1].started):
+        lines.append(f"  {name:<34} started at {r.started - first:6.1f} s, ran {r.seconds:6.1f} s, "
+                     f"waited for {_waited.get(name, 0.0):6.1f} s")
+    return lines
 
 
 def shutdown() -> None:
