@@ -1,14 +1,9 @@
 """The benchmark runner's plumbing on a trivial contender (not the real benchmarks: those take
 minutes; run them with `python -m benchmarks.run --quick`)."""
 import json
-import os
 import statistics
 import sys
 from pathlib import Path
-
-import pytest
-
-import prestart
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: `benchmarks` is not installed
 
@@ -121,25 +116,12 @@ def test_tta_protocol_of_a_trivial_contender():
     assert never["profile"]["total"] == run["epochs"][-1]["t"]  # never reached: the whole fit
 
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@prestart.job("bench:tta-smoke")
-def _tta_smoke(folder):
-    """The runner end to end, as a user runs it, in the background from the start (~30 s of child
-    processes that share nothing with the tests around them; tests/prestart.py)."""
-    return prestart.Job([sys.executable, "-m", "benchmarks.run", "--only", "tta", "--tta-smoke", "--tta-tasks", "digits",
-                         "--tta-contenders", "plain,hotstart", "--runs", "1", "--out", folder / "tta.json"],
-                        env={"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},
-                        timeout=600)
-
-
-@pytest.mark.prestart("bench:tta-smoke")
-def test_tta_end_to_end_tiny():
+def test_tta_end_to_end_tiny(tmp_path, capsys):
     """Two real contenders, one seed, one epoch of 100 digits: the runner's JSON and table."""
-    run_ = prestart.result("bench:tta-smoke")
-    assert run_.returncode == 0, run_.stdout[-2000:] + run_.stderr[-3000:]
-    comp = json.loads((run_.folder / "tta.json").read_text())["comparisons"]["tta_digits"]
+    out = tmp_path / "tta.json"
+    assert bench.main(["--only", "tta", "--tta-smoke", "--tta-tasks", "digits", "--tta-contenders", "plain,hotstart",
+                       "--runs", "1", "--out", str(out)]) == 0
+    comp = json.loads(out.read_text())["comparisons"]["tta_digits"]
     assert comp["target"] == tta.SMOKE_TASKS["digits"]["target"]
     for label in ("plain", "hotstart"):
         entry = comp["contenders"][label]
@@ -152,7 +134,7 @@ def test_tta_end_to_end_tiny():
         assert run["summary"]["tta_s"] == expect
         assert set(run["summary"]["profile"]) == {*tta.PHASES, "total"}
     assert comp["contenders"]["hotstart"]["runs"][0]["result"]["precision"]  # what its defaults chose
-    text = run_.stdout
+    text = capsys.readouterr().out
     assert "| plain |" in text and "| hotstart |" in text and "start+import" in text
 
 
