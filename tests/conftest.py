@@ -43,6 +43,14 @@ else:
 def pytest_configure(config):
     config.addinivalue_line("markers", "prestart(*jobs): the test waits for these tests/prestart.py jobs, "
                                        "started in the background when collection ends")
+    config.addinivalue_line("markers", "run_last: run after every other test (its prestart job is queued last)")
+
+
+def pytest_collection_modifyitems(items):
+    """Tests marked ``run_last`` run after the others, in their order. Their prestart job is then
+    queued last too, behind the jobs that earlier tests wait for (the notebooks), and it runs
+    on the second core while the suite's own process works through the rest."""
+    items.sort(key=lambda item: item.get_closest_marker("run_last") is not None)
 
 
 def pytest_collection_finish(session):

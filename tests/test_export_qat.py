@@ -6,6 +6,10 @@ conversion (2026-12-03 CI runs: 38 s of fixture, 35 s and 31 s of calls), while 
 process trains on one thread and the machine's second core idles once the other jobs are done
 (the session's prestart summary showed it idle for the last ~190 s of a 683 s run). Each check here
 passes, fails or skips as its counterpart in qat_checks.py did, with that run's report.
+
+Why last (``run_last``): in a job the checks cost ~130 s (their imports and first torch.export start
+cold). Queued in collection order, that delayed the notebooks' jobs, which the suite then waited for
+(197 s in all, a 735 s run); queued last, the job runs while the suite's process does the rest.
 """
 import ast
 import re
@@ -37,6 +41,7 @@ def outcomes(report: str) -> dict:
     return found
 
 
+@pytest.mark.run_last
 @pytest.mark.prestart("qat:checks")
 @pytest.mark.parametrize("name", NAMES)
 def test_qat_check(name):
