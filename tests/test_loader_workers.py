@@ -6,7 +6,7 @@ import pytest
 from torch.utils.data import Dataset
 
 from hotstart.errors import UsageError
-from hotstart.learner.data import WORKER_WORTH_S, auto_num_workers, make_loader, usable_cores, workers_for_cores
+from hotstart.learner.data import FEW_CORES_SAMPLE_S, WORKER_WORTH_S, auto_num_workers, make_loader, usable_cores, workers_for_cores
 
 
 class Slow(Dataset):
@@ -35,6 +35,14 @@ def test_workers_follow_the_cores_when_loading_an_epoch_costs_more_than_starting
     assert auto_num_workers(slow, cores=64) == 8
     assert auto_num_workers(slow, cores=1) == 0  # no core to spare
     assert [workers_for_cores(c) for c in (1, 2, 3, 16)] == [0, 1, 2, 8]
+
+
+def test_two_cores_start_a_worker_only_for_samples_that_cost_more_than_the_cores_lose():
+    light = Slow(n=int(4 * WORKER_WORTH_S / 0.001), seconds=0.001)  # an epoch over the threshold, cheap samples
+    assert auto_num_workers(light, cores=2) == 0  # the compute threads hold both cores
+    assert auto_num_workers(light, cores=4) == 3
+    heavy = Slow(n=int(4 * WORKER_WORTH_S / FEW_CORES_SAMPLE_S), seconds=2 * FEW_CORES_SAMPLE_S)
+    assert auto_num_workers(heavy, cores=2) == 1
 
 
 def test_cheap_or_failing_samples_stay_in_the_main_process():

@@ -20,6 +20,16 @@ shared with other jobs, load average 5-14 as given; CPU ms are this process's, p
   2.73 ms CPU an image before, 2.02, 1.64, 2.00 after; the model's step 44-55 ms CPU; loading's
   share of the CPU 4.5-5.4 % before, 3.5-4.3 % after. That share is what the worker takes from
   the compute threads, hence what hotstart stays below the compute bound.
+- ``num_workers="auto"`` on two cores (`FEW_CORES_SAMPLE_S`): with torch's compute threads on both
+  cores, a worker's loading takes CPU from them. hotstart's fit, worker against none, alternating,
+  2026-12-03 on the 2-core AVX-512 BF16 EPYC, quiet cores (load 1.6-1.9), resnet10t at batch 64
+  (benchmarks/scripts/workers_ab.py; the digits: benchmarks/results/workers-ab-digits-2026-12-03.json):
+  the digits at 32x32 (0.48 ms a sample to load), 5 epochs: 19.5, 21.8, 18.1, 20.7, 19.4 s with
+  one worker, 17.4, 14.4, 14.9, 15.9, 15.1 s with none (0.78x; the script again: 0.75x); the jpegdigits folder at 64x64
+  (0.55 ms), 3 epochs: 29.3, 30.9 s against 27.7, 27.5 s; the folder workload at 128x128
+  (0.83 ms), 2 epochs: 20.7, 19.5 s against 19.9, 18.0 s; 640x640 JPEGs to 128x128 uncached
+  (3.9-5.4 ms a sample): 17.4, 15.1 s against 12.8, 16.8 s, even. So on two cores a worker is
+  started only for samples of at least 4 ms.
 - ``num_workers="auto"`` (`auto_num_workers`): the plain loop on 300 files, 2 epochs, its steady
   epoch 71 s and 44 s with 0 workers, 35 s and 38 s with 1 (alternating, load 5.5-7.3); CPU time
   62 s against 45 s: with loading in the main process, torch's compute threads wait (spinning)
@@ -102,6 +112,14 @@ WORKER_WORTH_S = 0.5
 """`auto_num_workers` starts workers only when loading an epoch is estimated to take at least
 this long: starting a worker process costs ~0.1 s an epoch (forked anew each epoch; measured)."""
 
+FEW_CORES = 2
+"""At most this many usable cores, torch's compute threads take every one of them."""
+
+FEW_CORES_SAMPLE_S = 0.004
+"""On `FEW_CORES` cores or fewer, `auto_num_workers` starts a worker only when a sample takes at
+least this long to load: below it, loading in the main process ended fits sooner (measured, in
+this module's docstring), because the worker's CPU is taken from the compute threads."""
+
 
 def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 2) -> int:
     """Worker processes for `dataset`, chosen from the cores and what a sample costs to load.
@@ -109,7 +127,9 @@ def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 2) -> in
     The cost is measured: the first `probe` samples are encoded (the last one timed, the first
     pays one-time imports). When an epoch's estimate (cost x samples) is under
     `WORKER_WORTH_S`, or there is one core, loading stays in the main process (0): in-memory
-    images encode in well under a millisecond, and a worker would cost more than it saves.
+    images encode in well under a millisecond, and a worker would cost more than it saves. On
+    two cores it stays there too unless a sample costs `FEW_CORES_SAMPLE_S` or more: the
+    compute threads already use both cores, so a worker only takes CPU from them.
     Otherwise ``cores - 1`` workers, at most 8: the model's own threads keep the main process
     busy, and a worker per remaining core overlaps the decoding with the compute. A sample that
     fails to load gives 0: the loop then reports the error in the main process, naming it."""
@@ -126,7 +146,7 @@ def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 2) -> in
                 cost = time.perf_counter() - t0
     except Exception:  # noqa: BLE001 - reported, with the sample's name, when the loop reads it
         return 0
-    if cost * n < WORKER_WORTH_S:
+    if cost * n < WORKER_WORTH_S or (cores <= FEW_CORES and cost < FEW_CORES_SAMPLE_S):
         return 0
     return workers_for_cores(cores)
 
