@@ -162,6 +162,41 @@ def test_flip_only_mirrors_exactly():
         assert int(x[0, int(y1), int(x1)]) == np.asarray(image)[int(y0), int(x0)]
 
 
+def test_colour_options_shuffle_channels_and_invert_the_image_only():
+    rng = np.random.default_rng(3)
+    image = _random_image(rng, 16, 16)
+    pixels = torch.from_numpy(np.array(image)).permute(2, 0, 1)
+    still = {"scale": (1, 1), "ratio": (1, 1), "max_rotate": 0, "max_lighting": 0, "flip": 0.0}
+    mask = np.zeros((16, 16), np.int64)
+    seen_orders, inverted = set(), 0
+    for seed in range(40):
+        x, m = ProjectiveTransforms((16, 16), augment={**still, "channel_shuffle": 1.0, "invert": 0.5}).encode_sample(
+            [Image(channels=3), Mask(["a", "b"])], [image, mask], "training", np.random.default_rng(seed))
+        assert torch.equal(m, torch.from_numpy(mask))  # a mask is not coloured
+        flipped = bool(torch.equal(255 - x, pixels[[int(c) for c in _order(x, pixels)]]))
+        plain = x if not flipped else 255 - x
+        order = _order(plain, pixels)
+        assert torch.equal(plain, pixels[list(order)])  # the same pixels, channels reordered
+        seen_orders.add(order)
+        inverted += flipped
+    assert len(seen_orders) == 6 and 10 < inverted < 30  # every order; about half inverted
+    # off by default: the default augmentation draws nothing more, so its images are unchanged
+    default = ProjectiveTransforms((16, 16)).encode_sample([Image(channels=3)], [image], "training",
+                                                            np.random.default_rng(0))[0]
+    off = ProjectiveTransforms((16, 16), augment={"channel_shuffle": 0.0, "invert": 0.0}).encode_sample(
+        [Image(channels=3)], [image], "training", np.random.default_rng(0))[0]
+    assert torch.equal(default, off)
+    gray = ProjectiveTransforms((16, 16), augment={**still, "channel_shuffle": 1.0, "invert": 1.0}).encode_sample(
+        [Image(channels=1)], [image.convert("L")], "training", np.random.default_rng(0))[0]
+    assert torch.equal(gray, 255 - torch.from_numpy(np.array(image.convert("L")))[None])
+
+
+def _order(x, pixels) -> tuple:
+    """The channel order that maps `pixels` to `x` (or to its inverse), matched channel by channel."""
+    return tuple(next(j for j in range(3) if torch.equal(x[i], pixels[j]) or torch.equal(255 - x[i], pixels[j]))
+                 for i in range(3))
+
+
 @pytest.mark.parametrize("max_rotate", [0.0, 25.0])
 def test_mask_stays_aligned_with_image_under_augmentation(max_rotate):
     image, mask = _half_white(48, 48)
