@@ -112,8 +112,9 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
             and precision). None: a fresh one from the OS, kept as ``learner.seed``.
         num_workers: DataLoader worker processes. ``"auto"`` (the default) times the first
             samples when the loader is first read: an epoch estimated to load quickly (in-memory
-            images: well under a millisecond a sample) stays in the main process, else one
-            worker per core but one, at most 8 (learner/data.py).
+            images: well under a millisecond a sample) stays in the main process, as does one
+            of samples under 4 ms on two cores (the compute threads use both), else one worker
+            per core but one, at most 8 (learner/data.py).
         compile (bool | str | None): ``torch.compile`` of the backbone: True compiles now, False
             never. None (``"auto"``): decided as each fit starts, compiled only when the warmup
             (``python -m hotstart.warmup``) has warmed this configuration and the fit is long
