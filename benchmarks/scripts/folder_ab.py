@@ -12,7 +12,9 @@ ratios are the medians of per-round ratios over `--epochs` rounds (after one unt
 round; the order turns by one each round, so that no contender always runs right after the same one):
 
 - hotstart: ``tasklearner`` on ``datasets.ImageFolders`` with its defaults (it chooses its
-  workers, and keeps the decoded images in memory where they fit), one ``learner.fit(1)`` a round;
+  workers, and keeps the decoded images in memory where they fit), one ``learner.fit(1)`` a round
+  (``--hotstart-precision 32-true``: in fp32, as the plain loop and the bound run, where hotstart
+  would choose bf16-mixed);
   ``--caches memory,resized,off`` adds one hotstart contender per ``cache=`` (``hotstart-memory``:
   decoded once into memory, datasets/decoded_cache.py; ``hotstart-resized``: a reduced copy on disk;
   ``hotstart-off``: every file decoded every epoch), to compare them against each other and the bound
@@ -50,6 +52,9 @@ def main():
     extra = argparse.ArgumentParser(add_help=False)
     extra.add_argument("--also", default="", help="more contenders, comma-separated: lightning, fastai, twin")
     extra.add_argument("--caches", default="", help="more hotstart contenders, one per cache=: memory, resized, off")
+    extra.add_argument("--hotstart-precision", default=None,
+                       help="the hotstart contenders' precision (default: hotstart's own choice, bf16-mixed on a "
+                            "CPU with bf16 units); 32-true compares them with the fp32 plain loop and bound")
     more, rest = extra.parse_known_args()
     also = [a for a in more.also.split(",") if a]
     if set(also) - {"lightning", "fastai", "twin"}:
@@ -92,6 +97,8 @@ def main():
     task = ImageClassificationSingle(blocks, size=(args.size, args.size))
 
     def hotstart_contender(**options):
+        if more.hotstart_precision:
+            options = {"precision": more.hotstart_precision, **options}
         learner = tasklearner(task, data, backbone=args.backbone, batch_size=args.bs, seed=0, progress=False, **options)
 
         def epoch():

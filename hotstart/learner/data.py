@@ -121,11 +121,14 @@ least this long to load: below it, loading in the main process ended fits sooner
 this module's docstring), because the worker's CPU is taken from the compute threads."""
 
 
-def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 2) -> int:
+def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 4) -> int:
     """Worker processes for `dataset`, chosen from the cores and what a sample costs to load.
 
-    The cost is measured: the first `probe` samples are encoded (the last one timed, the first
-    pays one-time imports). When an epoch's estimate (cost x samples) is under
+    The cost is measured: the first `probe` samples are encoded, the first untimed (it pays
+    one-time imports) and the cost is the fastest of the others. One sample's time is noisy: on
+    the folder workload (128x128, decoded cache) six samples in a row took 7.0, 1.72, 1.24, 1.45,
+    1.14 and 1.02 ms, and in benchmarks/scripts/folder_ab.py's process the second alone once
+    read 4 ms or more, which chose a worker on two cores. When an epoch's estimate (cost x samples) is under
     `WORKER_WORTH_S`, or there is one core, loading stays in the main process (0): in-memory
     images encode in well under a millisecond, and a worker would cost more than it saves. On
     two cores it stays there too unless a sample costs `FEW_CORES_SAMPLE_S` or more: the
@@ -137,13 +140,14 @@ def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 2) -> in
     n = len(dataset)
     if cores < 2 or n == 0:
         return 0
-    cost = 0.0
+    times = []
     try:
         with one_intra_op_thread():  # as the main process loads a batch (TaskDataset.__getitems__)
             for i in range(min(probe, n)):
                 t0 = time.perf_counter()
                 dataset[i]
-                cost = time.perf_counter() - t0
+                times.append(time.perf_counter() - t0)
+        cost = min(times[1:] or times)
     except Exception:  # noqa: BLE001 - reported, with the sample's name, when the loop reads it
         return 0
     if cost * n < WORKER_WORTH_S or (cores <= FEW_CORES and cost < FEW_CORES_SAMPLE_S):
