@@ -44,8 +44,8 @@ class ProjectiveTransforms(Encoding):
     trained from random weights does not learn from a few dozen pictures of randomly coloured
     things: on the shapes folder of issue 34 (72 training pictures, 48x48), a plain loop's small
     VGG-style net reached 0.92 validation accuracy with both, 0.37 without them and 0.36 with
-    the shuffle alone (300 steps of 32; benchmarks/README.md, "The shapes folder"). Only images
-    are coloured; masks and keypoints are left as they are.
+    the shuffle alone (300 steps of 32; benchmarks/scripts/shapes_plain.py). Only images are
+    coloured; masks and keypoints are left as they are.
     """
 
     def __init__(self, size: Sequence[int] = (128, 128), augment: bool | dict = True):
@@ -151,6 +151,8 @@ class ProjectiveTransforms(Encoding):
         shuffle = o["channel_shuffle"] > 0 and rng.random() < o["channel_shuffle"]
         order = rng.permutation(3) if shuffle else None
         invert = o["invert"] > 0 and rng.random() < o["invert"]
+        if order is None and not invert:  # the default: nothing to recolour
+            return items
         return [_recolour(t, order, invert) if isinstance(t, tv_tensors.Image) else t for t in items]
 
 
@@ -165,7 +167,7 @@ def _recolour(image, order, invert: bool):
         x = x[..., torch.as_tensor(order), :, :]
     if invert:
         x = (1.0 if x.is_floating_point() else 255) - x
-    return tv_tensors.wrap(x, like=image) if x is not image else image
+    return tv_tensors.wrap(x, like=image)
 
 
 def _rotate_and_light(t, angle: float | None, lighting: tuple[float, float] | None):

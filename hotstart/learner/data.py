@@ -25,8 +25,9 @@ shared with other jobs, load average 5-14 as given; CPU ms are this process's, p
   2026-12-03 on the 2-core AVX-512 BF16 EPYC, quiet cores (load 1.6-1.9), resnet10t at batch 64
   (benchmarks/scripts/workers_ab.py; the digits: benchmarks/results/workers-ab-digits-2026-12-03.json):
   the digits at 32x32 (0.48 ms a sample to load), 5 epochs: 19.5, 21.8, 18.1, 20.7, 19.4 s with
-  one worker, 17.4, 14.4, 14.9, 15.9, 15.1 s with none (0.78x; the script again: 0.75x); the jpegdigits folder at 64x64
-  (0.55 ms), 3 epochs: 29.3, 30.9 s against 27.7, 27.5 s; the folder workload at 128x128
+  one worker, 17.4, 14.4, 14.9, 15.9, 15.1 s with none (0.78x; the script again: 0.75x); the
+  jpegdigits folder at 64x64 (0.55 ms), 3 epochs: 29.3, 30.9 s against 27.7, 27.5 s; the folder
+  workload at 128x128
   (0.83 ms), 2 epochs: 20.7, 19.5 s against 19.9, 18.0 s; 640x640 JPEGs to 128x128 uncached
   (3.9-5.4 ms a sample): 17.4, 15.1 s against 12.8, 16.8 s, even. So on two cores a worker is
   started only for samples of at least 4 ms.
@@ -128,8 +129,8 @@ def auto_num_workers(dataset, *, cores: int | None = None, probe: int = 4) -> in
     one-time imports) and the cost is the fastest of the others. One sample's time is noisy: on
     the folder workload (128x128, decoded cache) six samples in a row took 7.0, 1.72, 1.24, 1.45,
     1.14 and 1.02 ms, and in benchmarks/scripts/folder_ab.py's process the second alone once
-    read 4 ms or more, which chose a worker on two cores. When an epoch's estimate (cost x samples) is under
-    `WORKER_WORTH_S`, or there is one core, loading stays in the main process (0): in-memory
+    read 4 ms or more, which chose a worker on two cores. When an epoch's estimate (cost x
+    samples) is under `WORKER_WORTH_S`, or there is one core, loading stays in the main process (0): in-memory
     images encode in well under a millisecond, and a worker would cost more than it saves. On
     two cores it stays there too unless a sample costs `FEW_CORES_SAMPLE_S` or more: the
     compute threads already use both cores, so a worker only takes CPU from them.
