@@ -12,6 +12,7 @@ from hotstart.blocks import (ClassIndex, Continuous, Image, ImageTensor, Keypoin
                              OneHotTensor)
 from hotstart.encodings import (IMAGENET_MEAN, IMAGENET_STD, Context, Encoding, ImagePreprocessing, MultiHot,
                                 OneHot, ProjectiveTransforms)
+from hotstart.errors import UsageError
 
 FLIP_ONLY = {"scale": (1, 1), "ratio": (1, 1), "max_rotate": 0, "max_lighting": 0, "flip": 1.0}
 SEG = [Image(channels=1), Mask(["dark", "bright"])]
@@ -189,6 +190,34 @@ def test_colour_options_shuffle_channels_and_invert_the_image_only():
     gray = ProjectiveTransforms((16, 16), augment={**still, "channel_shuffle": 1.0, "invert": 1.0}).encode_sample(
         [Image(channels=1)], [image.convert("L")], "training", np.random.default_rng(0))[0]
     assert torch.equal(gray, 255 - torch.from_numpy(np.array(image.convert("L")))[None])
+
+
+def test_rot90_turns_image_mask_and_keypoints_together_exactly():
+    rng = np.random.default_rng(5)
+    image = _random_image(rng, 12, 12)
+    pixels = torch.from_numpy(np.array(image)).permute(2, 0, 1)
+    mask = rng.integers(0, 2, (12, 12))
+    points = np.array([[2.0, 3.0], [9.0, 1.0]])  # pixel centres (x, y)
+    still = {"scale": (1, 1), "ratio": (1, 1), "max_rotate": 0, "max_lighting": 0, "flip": 0.0}
+    blocks = [Image(channels=3), Mask(["a", "b"]), Keypoints(2)]
+    turns_seen = []
+    for seed in range(30):
+        x, m, k = ProjectiveTransforms((12, 12), augment={**still, "rot90": 0.75}).encode_sample(
+            blocks, [image, mask, points], "training", np.random.default_rng(seed))
+        turns = next(t for t in range(4) if torch.equal(x, pixels.rot90(t, (-2, -1))))  # an exact turn
+        turns_seen.append(turns)
+        assert torch.equal(m, torch.from_numpy(mask).rot90(turns, (-2, -1)))  # the mask turned with it
+        for (x0, y0), (x1, y1) in zip(points, k.numpy()):  # each point still on its own pixel's value
+            assert np.allclose([x1, y1], np.round([x1, y1]), atol=1e-4)
+            assert torch.equal(x[:, int(round(y1)), int(round(x1))], pixels[:, int(y0), int(x0)])
+    assert set(turns_seen) == {0, 1, 2, 3} and 3 <= turns_seen.count(0) <= 15  # about a quarter unturned
+    # off by default, so the default augmentation's images are unchanged; a square size is needed
+    assert torch.equal(ProjectiveTransforms((12, 12)).encode_sample([Image(channels=3)], [image], "training",
+                                                                     np.random.default_rng(0))[0],
+                       ProjectiveTransforms((12, 12), augment={"rot90": 0.0}).encode_sample(
+                           [Image(channels=3)], [image], "training", np.random.default_rng(0))[0])
+    with pytest.raises(UsageError, match="rot90.*square.*size=\\[12, 16\\]"):
+        ProjectiveTransforms((12, 16), augment={"rot90": 0.5})
 
 
 def _order(x, pixels) -> tuple:

@@ -51,6 +51,7 @@ def _module():
 CASES = {
     "SmallCNN": (_image_task, lambda: None),
     "smallcnn_micro": (_image_task, lambda: "smallcnn_micro"),
+    "smallcnn_maxpool": (_image_task, lambda: "smallcnn_maxpool"),
     "timm": (_image_task, lambda: "test_resnet"),
     "module": (_image_task, _module),
     "TabularModel": (_table_task, lambda: None),

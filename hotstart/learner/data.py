@@ -72,11 +72,12 @@ from .rng import derive_seed, torch_generator
 
 class TaskDataset(Dataset):
     """`data`'s samples encoded by `task` in `context` ("training": augmented from (seed, epoch,
-    index)). `decoded`: the inputs' decoded images kept in memory (datasets/decoded_cache.py,
+    index)), each `repeats` times an epoch (timm's epoch repeats: a small training split gives
+    an epoch enough steps to learn, each copy augmented on its own). `decoded`: the inputs' decoded images kept in memory (datasets/decoded_cache.py,
     ``cache="memory"``), read instead of `inputs` (which stay the raw inputs: files, for the
     exports' calibration and checks); filled when the first epoch starts (`set_epoch`)."""
 
-    def __init__(self, task, data, context: str, seed: int = 0, decoded=None):
+    def __init__(self, task, data, context: str, seed: int = 0, decoded=None, repeats: int = 1):
         self.task = task
         self.inputs, self.targets = data
         self.context = context
@@ -85,6 +86,9 @@ class TaskDataset(Dataset):
         if decoded is not None and len(decoded) != len(self.inputs):
             raise UsageError(f"the decoded images ({len(decoded)}) are not the inputs ({len(self.inputs)})")
         self.decoded = decoded
+        if int(repeats) < 1:
+            raise UsageError(f"epoch_repeats must be at least 1, got {repeats!r}")
+        self.repeats = int(repeats)
 
     def set_epoch(self, epoch: int) -> None:
         """Before an epoch (in the main process): its augmentation seed; the decoded images are
@@ -94,10 +98,11 @@ class TaskDataset(Dataset):
             self.decoded.fill()
 
     def __len__(self):
-        return len(self.inputs)
+        return len(self.inputs) * self.repeats
 
     def __getitem__(self, i):
-        rng = np.random.default_rng([self.seed, self.epoch, int(i)])
+        rng = np.random.default_rng([self.seed, self.epoch, int(i)])  # each repeat its own augmentation
+        i = int(i) % len(self.inputs)  # `repeats` passes over the samples make one epoch
         x, y = (self.inputs if self.decoded is None else self.decoded)[i], self.targets[i]
         # name the sample by its index in the whole dataset, not its position in this split
         return self.task.encode_sample((x, y), self.context, rng, where=f"sample {source_index(self.inputs, i)}")

@@ -10,6 +10,7 @@ Which part of hotstart owns each argument (read this before adding one):
 | batch_size, num_workers| learner/data.py         | DataLoaders (seeded shuffle, drop_last in training); |
 |                        |                         | batch_size None: the task's, else 64                 |
 |                        |                         | num_workers "auto": from the cores and sample cost   |
+| epoch_repeats          | learner/data.py         | passes over the training split an epoch (timm's)     |
 | cache                  | datasets/decoded_cache, | None (auto): image files decoded once into memory    |
 |                        | datasets/resized_cache  | where they fit; "memory"; "resized": a reduced copy  |
 |                        |                         | on disk; False: every file read every epoch          |
@@ -59,7 +60,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
                 validdata=None, callbacks: Sequence[Callback] = (), metrics=None, optimizer="adamw",
                 seed: int | None = None, num_workers: int | str = "auto", compile=None, device=None, precision=None,
                 pretrained: bool = False, progress: bool = True, wd: float = 0.01, devices=None, strategy=None,
-                num_nodes=None, sync_bn: bool = False, cache=None, channels_last: bool | None = None):
+                num_nodes=None, sync_bn: bool = False, cache=None, channels_last: bool | None = None,
+                epoch_repeats: int = 1):
     """A `Learner` for `task` on `data`: the model (backbone + the task's head), the seeded loaders,
     the loss, the metrics and the backend, with the defaults that make a fit fast where that is
     safe, each said with its reason in the fit's first line::
@@ -145,6 +147,10 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
             memory, as many as fit; ``"resized"``: a copy reduced to the task's size on disk,
             for folders too large for memory (not for masks and keypoints); False: every file
             read at every epoch (datasets/decoded_cache.py).
+        epoch_repeats: passes over the training samples in one epoch, each copy augmented on its
+            own (timm's ``--epoch-repeats``). A small folder needs several hundred steps to learn
+            from random weights, far more than one pass over a few dozen pictures gives; ``hotstart
+            train`` sets it for small folders (cli/small_folder.py). 1: an epoch is one pass.
         channels_last: the batches' memory layout. None: channels_last for convolutional models
             at 128x128 and up (resnet10t trained 1.14x as fast at 128x128 on a 2-core EPYC, and
             0.92x at 32x32; learner/memory_format.py); True / False as given.
@@ -250,7 +256,10 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
         if said is not None:
             choices["images"] = Choice(*said)
         pin = backend.device.type == "cuda"
-        train_loader = make_loader(TaskDataset(task, train, "training", seed, decoded=decoded[0]),
+        if int(epoch_repeats) > 1:
+            choices["epoch"] = Choice(f"{int(epoch_repeats)} passes", f"epoch_repeats: {len(train[0])} training samples, "
+                                      f"{int(epoch_repeats) * len(train[0])} an epoch")
+        train_loader = make_loader(TaskDataset(task, train, "training", seed, decoded=decoded[0], repeats=epoch_repeats),
                                    batch_size=batch_size, train=True, num_workers=num_workers, seed=seed, pin_memory=pin)
         valid_loader = make_loader(TaskDataset(task, valid, "validation", seed, decoded=decoded[1]),
                                    batch_size=batch_size, train=False, num_workers=num_workers, seed=seed, pin_memory=pin)

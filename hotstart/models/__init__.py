@@ -9,6 +9,7 @@ One registry and one factory, as timm's ``_registry.py`` / ``_factory.py`` / ``_
     task_model.py     TaskModel: backbone + head, kept apart (freeze, compile the backbone alone)
     small_cnn.py      kind "SmallCNN": the default backbone
     small_cnn_micro.py  kind "smallcnn_micro": SmallCNN 8-16-32 (~20 k parameters), for microcontrollers
+    small_cnn_maxpool.py  kind "smallcnn_maxpool": SmallCNN halving by max pooling, 16-32-64-128, small folders
     timm_backbone.py  kind "timm": any timm model name; timm's pretrained normalization stats
     user_module.py    kind "module": your nn.Module as the backbone
     tabular.py        kind "TabularModel": embeddings + MLP for tables

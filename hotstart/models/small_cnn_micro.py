@@ -23,5 +23,4 @@ def build_model(task, *, backbone=None, pretrained: bool = False):
 def model_from_config(config: dict, task):
     from .builder import rebuild_with_head
 
-    cfg = config["backbone"]
-    return rebuild_with_head(task, config, SmallCNN(in_chans=cfg["in_chans"], size=cfg["size"], widths=cfg["widths"]))
+    return rebuild_with_head(task, config, SmallCNN.from_config(config["backbone"]))
