@@ -17,19 +17,57 @@ def first_process() -> bool:
     return all(os.environ.get(k, "0") == "0" for k in ("RANK", "LOCAL_RANK", "SLURM_PROCID"))
 
 
-def make_task(args, blocks, builtin: bool):
+def make_task(args, blocks, builtin: bool, chosen=None):
+    """The task the arguments describe; `chosen` (small_folder.FolderChoices): the size and
+    augmentation the pictures chose where the command line gave none."""
     from ..blocks import LabelMulti
     from ..tasks import ImageClassificationMulti, ImageClassificationSingle, ImageKeypointRegression, ImageSegmentation
 
     kind = getattr(args, "task", None) or "classification"
     size = tuple(args.size) if args.size else ((32, 32) if builtin else (128, 128))
     augment = {"flip": 0.0} if ((builtin and kind != "keypoints") or args.no_flip) else True
+    if chosen is not None:
+        size = chosen.size or size
+        augment = chosen.augment or augment
     if kind == "segmentation":
         return ImageSegmentation(blocks, size=size, augment=augment)
     if kind == "keypoints":
         return ImageKeypointRegression(blocks, size=size, augment=augment)
     task_cls = ImageClassificationMulti if isinstance(blocks[1], LabelMulti) else ImageClassificationSingle
     return task_cls(blocks, size=size, augment=augment)
+
+
+def choose_from_pictures(args, data, blocks):
+    """`small_folder.folder_choices` for a user's single-label pictures (a folder or a CSV of
+    image paths), None for built-in data and the other tasks."""
+    from ..blocks import Label
+    from .small_folder import folder_choices
+
+    if args.path is None or (getattr(args, "task", None) or "classification") not in ("image", "classification") \
+            or not isinstance(blocks[1], Label):
+        return None
+    splits = getattr(data, "splits", {})
+    keep = [i for name, idx in splits.items() if name != "test" for i in idx] if splits else range(len(data[0]))
+    pictures = _Picked(data[0], keep)
+    targets = [data[1][i] for i in keep]
+    n_train = (len(splits["train"]) if "train" in splits and "valid" in splits
+               else len(splits.get("train", keep)) - int(len(splits.get("train", keep)) * args.valid_pct))
+    return folder_choices(pictures, targets, n_train=max(1, n_train), size_given=bool(args.size),
+                          backbone_given=args.backbone is not None, batch_given=args.batch_size is not None,
+                          flip=not args.no_flip, rgb=pictures[0].mode != "L")
+
+
+class _Picked:
+    """`items` at the positions `keep`: ``_Picked(items, keep)[j] == items[keep[j]]``."""
+
+    def __init__(self, items, keep):
+        self.items, self.keep = items, list(keep)
+
+    def __len__(self):
+        return len(self.keep)
+
+    def __getitem__(self, j):
+        return self.items[self.keep[j]]
 
 
 def check_arguments(args) -> None:
@@ -47,17 +85,22 @@ def build_learner(args):
     """The data, the task and the learner that the arguments describe (no training)."""
     from ..learner import tasklearner
     from .progress import progress_callbacks
+    from .train_args import batch_size_or_default
 
     data, blocks, name = load_data(args)
-    task = make_task(args, blocks, builtin=args.path is None)
+    chosen = choose_from_pictures(args, data, blocks)
+    task = make_task(args, blocks, builtin=args.path is None, chosen=chosen)
     if not args.quiet and first_process():
         what = f"{len(task.classes)} classes" if task.classes is not None else f"{task.n} point(s)"
         print(f"data: {name}, {len(data[0])} samples, {what}; task:")
         task.describe()
-    return tasklearner(task, data, backbone=args.backbone, pretrained=args.pretrained,
-                       batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
+        for reason in (chosen.reasons if chosen else []):
+            print(f"from the pictures: {reason}")
+    return tasklearner(task, data, backbone=(chosen and chosen.backbone) or args.backbone, pretrained=args.pretrained,
+                       batch_size=(chosen and chosen.batch_size) or batch_size_or_default(args),
+                       valid_pct=args.valid_pct, seed=args.seed,
                        num_workers=args.workers, compile=COMPILE[args.compile], callbacks=progress_callbacks(args),
-                       progress=not (args.quiet or args.no_progress),
+                       progress=not (args.quiet or args.no_progress), epoch_repeats=chosen.epoch_repeats if chosen else 1,
                        devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))
 
 
@@ -66,9 +109,10 @@ def training_hint(args, learner, tabular: bool):
     from ..learner.callbacks.training_hint import TrainingHint
 
     classes = learner.task.classes
-    advice = [f"more --epochs (now {args.epochs})", f"a smaller --batch-size (now {args.batch_size})"]
+    batch = learner.train_loader.batch_size if learner.train_loader is not None else args.batch_size
+    advice = [f"more --epochs (now {args.epochs})", f"a smaller --batch-size (now {batch})"]
     if not tabular and getattr(args, "backbone", None) is not None:
-        advice.append("the default small CNN (leave out --backbone)")
+        advice.append("the default backbone (leave out --backbone: for a small folder, its own recipe)")
         if not getattr(args, "pretrained", False):
             advice.append("--pretrained weights")
     # enough steps, still at chance: what the run has not tried yet, not more of the same
