@@ -43,21 +43,26 @@ else:
 def pytest_configure(config):
     config.addinivalue_line("markers", "prestart(*jobs): the test waits for these tests/prestart.py jobs, "
                                        "started in the background when collection ends")
-    config.addinivalue_line("markers", "run_last: run after every other test (its prestart job is queued last)")
+    config.addinivalue_line("markers", "run_last: run after every other test (its prestart job is queued first)")
 
 
 def pytest_collection_modifyitems(items):
-    """Tests marked ``run_last`` run after the others, in their order. Their prestart job is then
-    queued last too, behind the jobs that earlier tests wait for (the notebooks), and it runs
-    on the second core while the suite's own process works through the rest."""
+    """Tests marked ``run_last`` run after the others, in their order."""
     items.sort(key=lambda item: item.get_closest_marker("run_last") is not None)
 
 
 def pytest_collection_finish(session):
-    """Start the prestart jobs of the selected tests (tests/prestart.py), in collection order."""
+    """Start the prestart jobs of the selected tests (tests/prestart.py): those of ``run_last``
+    tests first, since they are needed last (the QAT checks' ~130 s job then runs on the second
+    core while the suite's own process starts the others' jobs itself as it reaches them), then
+    the rest in collection order."""
     import prestart
 
-    names = [name for item in session.items for mark in item.iter_markers(prestart.MARKER) for name in mark.args]
+    def jobs(items):
+        return [name for item in items for mark in item.iter_markers(prestart.MARKER) for name in mark.args]
+
+    last = [item for item in session.items if item.get_closest_marker("run_last") is not None]
+    names = jobs(last) + jobs(item for item in session.items if item.get_closest_marker("run_last") is None)
     if names and not session.config.option.collectonly:
         prestart.submit(*dict.fromkeys(names))
 

@@ -4,13 +4,24 @@ The suite's own process trains on one intra-op thread (conftest.py), so on CI's 
 idles through most of the run. A few tests spend minutes in a child process that shares nothing
 with the tests around it: the notebooks, each top to bottom in its own kernel, and the real
 compiled warmup. Those children are "prestarted": when pytest has collected the tests, the
-jobs the selected tests need start one at a time, in collection order, in one background thread
-(one extra busy core, never more). The test itself is unchanged but for where its child runs:
-it waits for its job and asserts on the same process output and files as before; a job that was
-never prestarted (a test run alone, a job a test asks for under another name) starts at once.
+jobs the selected tests need start one at a time, in one background thread (one extra busy core,
+never more), in collection order but for the jobs of ``run_last`` tests, which go first
+(conftest.py). The test itself is unchanged but for where its child runs: it waits for its job
+and asserts on the same process output and files as before.
+
+A test that needs a job the background thread has not started yet runs that job itself, at once,
+in the tests' own process (which would otherwise sit idle waiting for it), while the background
+thread goes on with the next: the two cores share the jobs as they come, so neither waits on the
+other. Why: queued strictly one at a time, the longest job (the QAT checks, ~130 s) decided the
+suite's end, the tests' process idle for its last ~100 s (2026-12-07: 605 and 619 s runs, 97 and
+104 s waited). A job that was never prestarted (a test run alone, a job asked for under another
+name) runs the same way.
 
 A job is a subprocess in a fresh temporary folder (`cwd`), with the environment pytest's process
 had when collection ended (conftest.py's settings) plus the job's own `env`, less its `unset`.
+Its torch runs as many threads as the tests' own process (``OMP_NUM_THREADS``, from
+``HOTSTART_TEST_THREADS``, default 1) unless the job's `env` says otherwise: on 2 cores, a job on
+two threads beside the tests' one makes three busy threads on two cores, which wait on each other.
 """
 from __future__ import annotations
 
@@ -52,7 +63,7 @@ _queue: list = []
 _lock = threading.Lock()
 _wake = threading.Condition(_lock)
 _worker = None
-_running: subprocess.Popen | None = None
+_running: set = set()  # the jobs' processes now running (the thread's, and one a test runs itself)
 _folders: list = []
 
 
@@ -66,15 +77,16 @@ def job(name: str):
 
 
 def _run(name: str) -> Result:
-    global _running
     folder = Path(tempfile.mkdtemp(prefix="hotstart-prestart-"))
     _folders.append(folder)
     spec = _JOBS[name](folder)
     start = time.perf_counter()
-    env = {k: v for k, v in {**os.environ, **spec.env}.items() if k not in spec.unset}
+    threads = {"OMP_NUM_THREADS": os.environ.get("HOTSTART_TEST_THREADS", "1")}  # one core: the tests' own is busy
+    env = {k: v for k, v in {**os.environ, **threads, **spec.env}.items() if k not in spec.unset}
     proc = subprocess.Popen([str(a) for a in spec.argv], cwd=folder, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    _running, timed_out = proc, False
+    _running.add(proc)
+    timed_out = False
     try:
         out, err = proc.communicate(timeout=spec.timeout)
     except subprocess.TimeoutExpired:
@@ -83,7 +95,7 @@ def _run(name: str) -> Result:
         out, err = proc.communicate()
         err += f"\n(prestart: {name} killed after {spec.timeout} s)"
     finally:
-        _running = None
+        _running.discard(proc)
     return Result(proc.returncode, out, err, folder, time.perf_counter() - start, timed_out, start)
 
 
@@ -95,12 +107,17 @@ def _loop():
             name = _queue.pop(0)
         if name is None:
             return
-        try:
-            result = _run(name)
-        except Exception as e:  # reported to the test that waits for it, never lost
-            result = Result(-1, "", f"prestart: {name} could not run: {e!r}", Path(tempfile.gettempdir()), 0.0)
-        _results[name] = result
-        _started[name].set()
+        _finish(name)
+
+
+def _finish(name: str) -> None:
+    """Run the job `name` in this thread, then hand its result to whoever waits for it."""
+    try:
+        result = _run(name)
+    except Exception as e:  # reported to the test that waits for it, never lost
+        result = Result(-1, "", f"prestart: {name} could not run: {e!r}", Path(tempfile.gettempdir()), 0.0)
+    _results[name] = result
+    _started[name].set()
 
 
 def submit(*names: str) -> None:
@@ -121,12 +138,20 @@ def submit(*names: str) -> None:
 
 
 _waited: dict = {}    # name -> seconds the tests' own process waited for the job, in all
+_here: set = set()    # the jobs a test ran itself, in the tests' process (`result`)
 
 
 def result(name: str, timeout: float = 1800) -> Result:
     """The job's result, once it has run (it is queued now if it was not prestarted)."""
     submit(name)
     start = time.perf_counter()
+    with _lock:  # not started yet: run it here rather than wait for the background thread to reach it
+        mine = name in _queue
+        if mine:
+            _queue.remove(name)
+            _here.add(name)
+    if mine:
+        _finish(name)
     if not _started[name].wait(timeout):
         raise TimeoutError(f"prestart job {name!r} gave no result in {timeout} s")
     _waited[name] = _waited.get(name, 0.0) + time.perf_counter() - start
@@ -143,8 +168,9 @@ def summary() -> list[str]:
     lines = [f"prestart: {len(_results)} jobs, {sum(r.seconds for r in _results.values()):.0f} s of work; "
              f"waited for in all {sum(_waited.values()):.0f} s"]
     for name, r in sorted(_results.items(), key=lambda kv: kv[1].started):
+        where = "the tests' process" if name in _here else "background"
         lines.append(f"  {name:<34} started at {r.started - first:6.1f} s, ran {r.seconds:6.1f} s, "
-                     f"waited for {_waited.get(name, 0.0):6.1f} s")
+                     f"waited for {_waited.get(name, 0.0):6.1f} s ({where})")
     return lines
 
 
@@ -153,11 +179,11 @@ def shutdown() -> None:
     with _wake:
         _queue[:] = [None]
         _wake.notify()
-    proc = _running
-    if proc is not None and proc.poll() is None:
-        try:
-            os.killpg(proc.pid, 9)
-        except OSError:
-            pass
+    for proc in list(_running):
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, 9)
+            except OSError:
+                pass
     for folder in _folders:
         shutil.rmtree(folder, ignore_errors=True)

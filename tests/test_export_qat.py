@@ -9,7 +9,10 @@ passes, fails or skips as its counterpart in qat_checks.py did, with that run's 
 
 Why last (``run_last``): in a job the checks cost ~130 s (their imports and first torch.export start
 cold). Queued in collection order, that delayed the notebooks' jobs, which the suite then waited for
-(197 s in all, a 735 s run); queued last, the job runs while the suite's process does the rest.
+(197 s in all, a 735 s run); queued last, the suite's process then waited ~100 s for it at the end.
+So its tests run last and its job is queued first (conftest.py): it runs on the second core from
+the start, and the suite's process runs the other jobs itself when it reaches them before the
+background thread does (tests/prestart.py).
 """
 import ast
 import re

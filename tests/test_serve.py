@@ -255,7 +255,11 @@ def test_server_killed_during_a_run_stops_the_run_and_says_so_with_its_pid(bare,
     _, err = proc.communicate(timeout=60)
     assert _gone(child, timeout=5), "the run outlived its server"
     assert proc.returncode == 1
-    assert f"stopping the run (pid {child}) with SIGTERM" in err and f"the run (pid {child}) has ended" in err, err
+    assert f"the run (pid {child}) has ended" in err, err
+    # the kernel's SIGTERM (the child's PR_SET_PDEATHSIG) may end the run before the client sees the
+    # server gone, and then there is nothing left to stop (seen once in a full suite, 2026-12-07)
+    stopping = f"the server went away during the run: stopping the run (pid {child}) with SIGTERM"
+    assert err.count("\n") == (2 if stopping in err else 1), err
 
 
 # --- when the server is not used ---------------------------------------------------------------------

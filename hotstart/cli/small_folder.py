@@ -24,7 +24,9 @@ is used as given.
 ``hotstart train photos --epochs 10 --seed S`` on shapes folders drawn with
 ``tests/shapes_folder.make_shapes(seed=F)`` (30 JPEGs a class; 18 validation pictures), last
 epoch's validation accuracy (2026-12-07, 2-core AVX-512 BF16 EPYC, bf16-mixed, one torch thread a
-run, two runs at a time; through `hotstart.cli.main`, a throwaway sweep script):
+run, two runs at a time, through `hotstart.cli.main`; a sweep script that
+benchmarks/scripts/shapes_cli.py now writes down, e.g. ``--runs 0:0 0:1 --widths 16 32 64 --steps
+150`` for the first row):
 
 | net | steps an epoch | runs (folder F, seed S) | accuracy | seconds a run |
 |---|---|---|---|---|

@@ -147,13 +147,13 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
             memory, as many as fit; ``"resized"``: a copy reduced to the task's size on disk,
             for folders too large for memory (not for masks and keypoints); False: every file
             read at every epoch (datasets/decoded_cache.py).
+        channels_last: the batches' memory layout. None: channels_last for convolutional models
+            at 128x128 and up (resnet10t trained 1.14x as fast at 128x128 on a 2-core EPYC, and
+            0.92x at 32x32; learner/memory_format.py); True / False as given.
         epoch_repeats: passes over the training samples in one epoch, each copy augmented on its
             own (timm's ``--epoch-repeats``). A small folder needs several hundred steps to learn
             from random weights, far more than one pass over a few dozen pictures gives; ``hotstart
             train`` sets it for small folders (cli/small_folder.py). 1: an epoch is one pass.
-        channels_last: the batches' memory layout. None: channels_last for convolutional models
-            at 128x128 and up (resnet10t trained 1.14x as fast at 128x128 on a 2-core EPYC, and
-            0.92x at 32x32; learner/memory_format.py); True / False as given.
 
     Returns:
         learner (Learner): the learner, not yet trained: call ``fit_one_cycle``, ``fine_tune`` or ``fit``.

@@ -20,7 +20,9 @@ class SmallCNN(nn.Module):
     def __init__(self, in_chans: int = 3, size=(32, 32), widths=(32, 64, 128, 256), downsample: str = "stride"):
         super().__init__()
         if downsample not in ("stride", "max"):
-            raise ValueError(f'downsample must be "stride" or "max", got {downsample!r}')
+            from ..errors import UsageError
+
+            raise UsageError(f'SmallCNN(downsample=) must be "stride" or "max", got {downsample!r}')
         layers, c, s = [], in_chans, min(size)
         self.stage_ends = []  # the index in `features` after each stage's last layer
         for i, w in enumerate(widths):
