@@ -94,6 +94,9 @@ def _run(name: str) -> Result:
         os.killpg(proc.pid, 9)  # the job and every process it started (a launcher's ranks)
         out, err = proc.communicate()
         err += f"\n(prestart: {name} killed after {spec.timeout} s)"
+    except BaseException:  # Ctrl-C or a test's timeout in the tests' process, which runs jobs too:
+        os.killpg(proc.pid, 9)  # its own session never gets the terminal's SIGINT, so stop it here
+        raise
     finally:
         _running.discard(proc)
     return Result(proc.returncode, out, err, folder, time.perf_counter() - start, timed_out, start)
@@ -112,12 +115,15 @@ def _loop():
 
 def _finish(name: str) -> None:
     """Run the job `name` in this thread, then hand its result to whoever waits for it."""
+    result = None
     try:
         result = _run(name)
     except Exception as e:  # reported to the test that waits for it, never lost
         result = Result(-1, "", f"prestart: {name} could not run: {e!r}", Path(tempfile.gettempdir()), 0.0)
-    _results[name] = result
-    _started[name].set()
+    finally:  # interrupted (BaseException): whoever waits is told at once, not after its timeout
+        _results[name] = result or Result(-1, "", f"prestart: {name} was interrupted",
+                                          Path(tempfile.gettempdir()), 0.0)
+        _started[name].set()
 
 
 def submit(*names: str) -> None:

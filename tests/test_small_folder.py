@@ -46,13 +46,14 @@ def test_colour_tells_the_class_only_where_it_does(tmp_path):
     data, _ = datasets.ImageFolders(make_shapes(tmp_path / "photos"))
     predicts, accuracy, chance = colour_predicts_class(data[0], data[1])
     assert not predicts and chance == pytest.approx(1 / 3) and accuracy < 0.5
+    assert not colour_predicts_class(red[:1], ["red"])[0]  # one picture: nothing to tell (no error)
 
 
 def test_a_small_folder_gets_the_small_folder_recipe_and_what_was_given_stays():
     rng = np.random.default_rng(1)
     pictures = _pictures(rng.integers(0, 256, (40, 3)), size=(48, 48))
     targets = ["a", "b"] * 20
-    given = dict(size_given=False, backbone_given=False, batch_given=False, flip=True, rgb=True)
+    given = dict(size_given=None, backbone_given=False, batch_given=False, flip=True, rgb=True)
     chosen = folder_choices(pictures, targets, n_train=32, **given)
     assert chosen.size == (48, 48) and chosen.backbone == "smallcnn_maxpool" and chosen.batch_size == SMALL_BATCH
     assert chosen.epoch_repeats == -(-STEPS_AN_EPOCH * SMALL_BATCH // 32)
@@ -60,9 +61,17 @@ def test_a_small_folder_gets_the_small_folder_recipe_and_what_was_given_stays():
     assert chosen.augment["channel_shuffle"] > 0 and chosen.augment["invert"] > 0  # random colours
     assert any("colours shuffled" in r for r in chosen.reasons)
     # what the command line gave is used as given
-    kept = folder_choices(pictures, targets, n_train=32, **{**given, "size_given": True, "batch_given": True,
+    kept = folder_choices(pictures, targets, n_train=32, **{**given, "size_given": (48, 48), "batch_given": True,
                                                             "flip": False})
-    assert kept.size is None and kept.batch_size is None and kept.augment["flip"] == 0.0
+    assert kept.size is None and kept.batch_size is None
+    assert kept.augment["flip"] == 0.0 and kept.augment["rot90"] == 0.0  # --no-flip: orientation matters
+    assert any("no flips or quarter turns (--no-flip)" in r for r in kept.reasons)
+    # quarter turns need a square input: a --size that is not square keeps the flips only
+    oblong = folder_choices(pictures, targets, n_train=32, **{**given, "size_given": (48, 64)})
+    assert oblong.augment["rot90"] == 0.0 and oblong.augment["flip"] == 0.5
+    # pretrained weights keep the usual input size
+    assert folder_choices(pictures, targets, n_train=32, **{**given, "backbone_given": True},
+                          pretrained=True).size is None
     assert folder_choices(pictures, targets, n_train=32, **{**given, "backbone_given": True}).backbone is None
     # grayscale pictures: no colour to augment away
     assert "channel_shuffle" not in folder_choices(pictures, targets, n_train=32, **{**given, "rgb": False}).augment
@@ -91,3 +100,23 @@ def test_the_cli_defaults_learn_a_small_folder_of_shapes():
     assert len(history) == 11  # 10 epochs
     accuracy = float(last[header.index("accuracy")])
     assert accuracy >= 0.9, json.dumps({"history": history, "stdout": run.stdout[-2000:]})
+
+
+def test_the_training_count_is_the_learners(tmp_path):
+    """The printed passes and pictures an epoch come from the split the learner will make: a folder
+    with a test split held out, and 20% of the rest (rounded as `split_random` rounds) validating."""
+    from hotstart.cli.train_args import add_parser
+    from hotstart.cli.train_build import build_learner
+
+    import argparse
+
+    root = tmp_path / "folder"
+    make_shapes(root / "train", n_per_class=23)  # 69 pictures: 20% is 13.8, 14 validate, 55 train
+    make_shapes(root / "test", n_per_class=2, seed=1)
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["train", str(root), "--quiet", "--no-server"])
+    learner = build_learner(args)
+    n_train = len(learner.train_loader.dataset.inputs)
+    assert n_train == 55
+    assert len(learner.train_loader.dataset) == n_train * -(-STEPS_AN_EPOCH * SMALL_BATCH // n_train)

@@ -53,8 +53,10 @@ SMALL_BATCH = 32
 """A small folder's batch: the batch of the measured runs."""
 
 STEPS_AN_EPOCH = 100
-"""A small folder's epoch is repeated up to this many steps of `SMALL_BATCH`, so ``--epochs 10``
-gives the ~1,000 steps that learned the shapes folder on every seed tried (the module docstring)."""
+"""A small folder's epoch repeats its training pictures to about this many steps of `SMALL_BATCH`
+(the next whole pass), so ``--epochs 10`` gives the ~1,000 steps that learned the shapes folder on
+every seed tried (the module docstring). With another ``--batch-size`` the epoch keeps its number
+of pictures, not of steps."""
 
 LARGEST_SIDE = 128
 """The input side for pictures this large or larger (the CLI's size before it followed the pictures)."""
@@ -110,6 +112,8 @@ def colour_predicts_class(pictures, targets, sample: int = COLOUR_SAMPLE) -> tup
     colours = np.stack([np.asarray(pictures[i].convert("RGB"), dtype=np.float64).reshape(-1, 3).mean(0)
                         for i in picks])
     labels = [targets[i] for i in picks]
+    if len(picks) < 2:  # nothing to leave one out from (the split's own error comes later)
+        return False, 0.0, 1.0
     classes = sorted(set(labels), key=str)
     y = np.array([classes.index(t) for t in labels])
     counts = np.bincount(y, minlength=len(classes)).astype(np.float64)
@@ -128,15 +132,16 @@ def colour_predicts_class(pictures, targets, sample: int = COLOUR_SAMPLE) -> tup
     return accuracy > chance + 2 * math.sqrt(chance * (1 - chance) / len(y)), accuracy, chance
 
 
-def folder_choices(pictures, targets, *, n_train: int, size_given: bool, backbone_given: bool,
-                   batch_given: bool, flip: bool, rgb: bool) -> FolderChoices:
+def folder_choices(pictures, targets, *, n_train: int, size_given, backbone_given: bool,
+                   batch_given: bool, flip: bool, rgb: bool, pretrained: bool = False) -> FolderChoices:
     """The choices for a folder of `pictures` and their `targets` (all but a test split), of
-    which `n_train` will train, leaving alone what the command line gave. `flip`: horizontal
-    flips allowed (no ``--no-flip``); `rgb`: colour pictures (grayscale ones have no colour to
-    augment)."""
+    which `n_train` will train, leaving alone what the command line gave: `size_given`, the
+    (H, W) of ``--size`` or None. `flip`: the pictures may be mirrored or turned (no
+    ``--no-flip``); `rgb`: colour pictures (grayscale ones have no colour to augment);
+    `pretrained`: pretrained weights, which keep the usual input size (they learned at it)."""
     out = FolderChoices()
     n = n_train
-    if not size_given:
+    if not size_given and not pretrained:
         side = picture_side(pictures)
         out.size = (side, side)
         out.reasons.append(f"size {side}x{side} (the pictures' median shorter side, at most {LARGEST_SIDE}; "
@@ -146,9 +151,12 @@ def folder_choices(pictures, targets, *, n_train: int, size_given: bool, backbon
     out.backbone = "smallcnn_maxpool"
     out.reasons.append(f"backbone smallcnn_maxpool (a small folder, {n} pictures, from random weights; --backbone "
                        "to change)")
+    size = tuple(size_given) if size_given else (out.size or (LARGEST_SIDE, LARGEST_SIDE))
+    turns = flip and size is not None and size[0] == size[1]  # a quarter turn keeps only a square's shape
     augment = {"scale": (1.0, 1.0), "ratio": (1.0, 1.0), "max_rotate": 0.0, "max_lighting": 0.0,
-               "flip": 0.5 if flip else 0.0, "rot90": 0.75}
-    said = "flips and quarter turns, no crop, rotation or lighting"
+               "flip": 0.5 if flip else 0.0, "rot90": 0.75 if turns else 0.0}
+    said = ("flips and quarter turns" if turns else "flips, no quarter turns (a size that is not square)" if flip
+            else "no flips or quarter turns (--no-flip)") + ", no crop, rotation or lighting"
     if rgb:
         predicts, accuracy, chance = colour_predicts_class(pictures, targets)
         if not predicts:

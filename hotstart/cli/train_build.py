@@ -41,20 +41,27 @@ def choose_from_pictures(args, data, blocks):
     """`small_folder.folder_choices` for a user's single-label pictures (a folder or a CSV of
     image paths), None for built-in data and the other tasks."""
     from ..blocks import Label
+    from ..datasets.containers import HELD_OUT_SPLITS, split_random
     from .small_folder import folder_choices
 
     if args.path is None or (getattr(args, "task", None) or "classification") not in ("image", "classification") \
             or not isinstance(blocks[1], Label):
         return None
-    splits = getattr(data, "splits", {})
-    keep = [i for name, idx in splits.items() if name != "test" for i in idx] if splits else range(len(data[0]))
+    splits = getattr(data, "splits", {}) or {}
+    held = {i for name in HELD_OUT_SPLITS for i in splits.get(name, ())}  # never trained on: not looked at
+    keep = [i for i in range(len(data[0])) if i not in held]
     pictures = _Picked(data[0], keep)
     targets = [data[1][i] for i in keep]
-    n_train = (len(splits["train"]) if "train" in splits and "valid" in splits
-               else len(splits.get("train", keep)) - int(len(splits.get("train", keep)) * args.valid_pct))
-    return folder_choices(pictures, targets, n_train=max(1, n_train), size_given=bool(args.size),
+    # the training pictures as datasets.split_train_valid will cut them: the "train" split, else
+    # those in no named split; less a random valid_pct of them unless there is a "valid" split
+    named = {i for idx in splits.values() for i in idx}
+    pool = len(splits["train"]) if "train" in splits else len(data[0]) - len(named)
+    if pool < 2 and "valid" not in splits:
+        return None  # too few to split: the learner says so, in its own words
+    n_train = pool if "valid" in splits else len(split_random(pool, args.valid_pct)[0])
+    return folder_choices(pictures, targets, n_train=n_train, size_given=tuple(args.size) if args.size else None,
                           backbone_given=args.backbone is not None, batch_given=args.batch_size is not None,
-                          flip=not args.no_flip, rgb=pictures[0].mode != "L")
+                          flip=not args.no_flip, rgb=pictures[0].mode != "L", pretrained=bool(args.pretrained))
 
 
 class _Picked:
@@ -107,9 +114,10 @@ def build_learner(args):
 def training_hint(args, learner, tabular: bool):
     """The end-of-fit hint (learner/callbacks/training_hint.py), its advice in this command's options."""
     from ..learner.callbacks.training_hint import TrainingHint
+    from .train_args import batch_size_or_default
 
     classes = learner.task.classes
-    batch = learner.train_loader.batch_size if learner.train_loader is not None else args.batch_size
+    batch = learner.train_loader.batch_size if learner.train_loader is not None else batch_size_or_default(args)
     advice = [f"more --epochs (now {args.epochs})", f"a smaller --batch-size (now {batch})"]
     if not tabular and getattr(args, "backbone", None) is not None:
         advice.append("the default backbone (leave out --backbone: for a small folder, its own recipe)")
