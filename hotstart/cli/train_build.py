@@ -41,7 +41,7 @@ def choose_from_pictures(args, data, blocks):
     """`small_folder.folder_choices` for a user's single-label pictures (a folder or a CSV of
     image paths), None for built-in data and the other tasks."""
     from ..blocks import Label
-    from ..datasets.containers import HELD_OUT_SPLITS, split_random
+    from ..datasets.containers import HELD_OUT_SPLITS, Subset, split_random
     from .small_folder import folder_choices
 
     if args.path is None or (getattr(args, "task", None) or "classification") not in ("image", "classification") \
@@ -50,7 +50,7 @@ def choose_from_pictures(args, data, blocks):
     splits = getattr(data, "splits", {}) or {}
     held = {i for name in HELD_OUT_SPLITS for i in splits.get(name, ())}  # never trained on: not looked at
     keep = [i for i in range(len(data[0])) if i not in held]
-    pictures = _Picked(data[0], keep)
+    pictures = Subset(data[0], keep)
     targets = [data[1][i] for i in keep]
     # the training pictures as datasets.split_train_valid will cut them: the "train" split, else
     # those in no named split; less a random valid_pct of them unless there is a "valid" split
@@ -62,19 +62,6 @@ def choose_from_pictures(args, data, blocks):
     return folder_choices(pictures, targets, n_train=n_train, size_given=tuple(args.size) if args.size else None,
                           backbone_given=args.backbone is not None, batch_given=args.batch_size is not None,
                           flip=not args.no_flip, rgb=pictures[0].mode != "L", pretrained=bool(args.pretrained))
-
-
-class _Picked:
-    """`items` at the positions `keep`: ``_Picked(items, keep)[j] == items[keep[j]]``."""
-
-    def __init__(self, items, keep):
-        self.items, self.keep = items, list(keep)
-
-    def __len__(self):
-        return len(self.keep)
-
-    def __getitem__(self, j):
-        return self.items[self.keep[j]]
 
 
 def check_arguments(args) -> None:

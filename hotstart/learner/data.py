@@ -73,9 +73,10 @@ from .rng import derive_seed, torch_generator
 class TaskDataset(Dataset):
     """`data`'s samples encoded by `task` in `context` ("training": augmented from (seed, epoch,
     index)), each `repeats` times an epoch (timm's epoch repeats: a small training split gives
-    an epoch enough steps to learn, each copy augmented on its own). `decoded`: the inputs' decoded images kept in memory (datasets/decoded_cache.py,
-    ``cache="memory"``), read instead of `inputs` (which stay the raw inputs: files, for the
-    exports' calibration and checks); filled when the first epoch starts (`set_epoch`)."""
+    an epoch enough steps to learn, each copy augmented on its own). `decoded`: the inputs'
+    decoded images kept in memory (datasets/decoded_cache.py, ``cache="memory"``), read instead
+    of `inputs` (which stay the raw inputs: files, for the exports' calibration and checks);
+    filled when the first epoch starts (`set_epoch`)."""
 
     def __init__(self, task, data, context: str, seed: int = 0, decoded=None, repeats: int = 1):
         self.task = task
