@@ -13,9 +13,10 @@ interpreter cannot import fastai, fastai is skipped with a note. The JSON goes t
 benchmarks/results/tta.json unless ``--out`` says otherwise.
 
 **Tasks** (`TASKS`), the same for every contender: the model, timm ``resnet10t`` from random
-weights; the epoch budget; the batch size and peak learning rate, 64 and 1e-3, which are both
-hotstart's and fastai's defaults (hotstart gets neither: it runs on its own defaults, and its result
-record says what it chose; a note says so when that differs from the task's); hotstart's default
+weights; the epoch budget; the batch size and peak learning rate, 64 and 1e-3, fastai's defaults
+and hotstart's before 2026-12-07 (hotstart gets neither: it runs on its own defaults, and its result
+record says what it chose; a note says so when that differs from the task's: since 2026-12-07 an
+image split under 4,096 samples gets batches of 32, tasks/image_base.py); hotstart's default
 augmentation without the flip (digits are not mirror-symmetric), written in each framework's own
 transforms; the same fixed validation images.
 

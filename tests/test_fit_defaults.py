@@ -174,3 +174,21 @@ def test_channels_last_is_the_default_at_128_pixels(random_rgb):
                           precision="32-true")
     assert learner.channels_last and learner.choices["layout"].value == "channels_last"
     assert learner.auto_compile.key.endswith("|channels_last")  # its warm graphs are the channels_last ones
+
+
+def test_a_small_image_split_trains_in_batches_of_32_and_the_fit_says_so(random_rgb):
+    """Below 4,096 training images an image task's default batch is 32 (twice the steps an epoch of
+    64, for about the same time an image on the CPU: tasks/image_base.py has the measurements);
+    a batch given stays as given, and a larger split keeps the learner's 64."""
+    from hotstart import Image, ImageClassificationSingle, Label, tasklearner
+    from hotstart.tasks.image_base import SMALL_SET, SMALL_SET_BATCH
+
+    task = ImageClassificationSingle((Image(), Label(["a", "b"])), size=(16, 16))
+    assert task.default_batch_size(SMALL_SET - 1) == SMALL_SET_BATCH == 32
+    assert task.default_batch_size(SMALL_SET) is None  # tasklearner's 64
+    data = (random_rgb(80, (16, 16)), ["a", "b"] * 40)
+    learner = tasklearner(task, data, valid_pct=0.2, seed=0, progress=False)
+    assert learner.train_loader.batch_size == 32 and len(learner.train_loader) == 64 // 32
+    assert learner.choices["batch"].value == "32" and "64 training samples" in learner.choices["batch"].why
+    given = tasklearner(task, data, valid_pct=0.2, seed=0, progress=False, batch_size=16)
+    assert given.train_loader.batch_size == 16 and "batch" not in given.choices

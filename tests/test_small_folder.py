@@ -53,17 +53,17 @@ def test_a_small_folder_gets_the_small_folder_recipe_and_what_was_given_stays():
     rng = np.random.default_rng(1)
     pictures = _pictures(rng.integers(0, 256, (40, 3)), size=(48, 48))
     targets = ["a", "b"] * 20
-    given = dict(size_given=None, backbone_given=False, batch_given=False, flip=True, rgb=True)
+    given = dict(size_given=None, backbone_given=False, flip=True, rgb=True)
     chosen = folder_choices(pictures, targets, n_train=32, **given)
-    assert chosen.size == (48, 48) and chosen.backbone == "smallcnn_maxpool" and chosen.batch_size == SMALL_BATCH
+    assert chosen.size == (48, 48) and chosen.backbone == "smallcnn_maxpool"
     assert chosen.epoch_repeats == -(-STEPS_AN_EPOCH * SMALL_BATCH // 32)
     assert chosen.augment["rot90"] > 0 and chosen.augment["flip"] == 0.5 and chosen.augment["scale"] == (1.0, 1.0)
     assert chosen.augment["channel_shuffle"] > 0 and chosen.augment["invert"] > 0  # random colours
     assert any("colours shuffled" in r for r in chosen.reasons)
     # what the command line gave is used as given
-    kept = folder_choices(pictures, targets, n_train=32, **{**given, "size_given": (48, 48), "batch_given": True,
+    kept = folder_choices(pictures, targets, n_train=32, **{**given, "size_given": (48, 48),
                                                             "flip": False})
-    assert kept.size is None and kept.batch_size is None
+    assert kept.size is None
     assert kept.augment["flip"] == 0.0 and kept.augment["rot90"] == 0.0  # --no-flip: orientation matters
     assert any("no flips or quarter turns (--no-flip)" in r for r in kept.reasons)
     # quarter turns need a square input: a --size that is not square keeps the flips only

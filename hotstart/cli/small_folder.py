@@ -45,12 +45,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..tasks.image_base import SMALL_SET_BATCH
+
 SMALL_FOLDER = 1000
 """A folder of at most this many training pictures is small: trained from random weights, one
 pass over it is far too few steps to learn from."""
 
-SMALL_BATCH = 32
-"""A small folder's batch: the batch of the measured runs."""
+SMALL_BATCH = SMALL_SET_BATCH
+"""A small folder's batch, the batch of the measured runs: the image task's own default for a
+small training split (tasks/image_base.py), which the learner takes when ``--batch-size`` is not
+given; this module only sizes the epoch by it."""
 
 STEPS_AN_EPOCH = 100
 """A small folder's epoch repeats its training pictures to about this many steps of `SMALL_BATCH`
@@ -71,13 +75,13 @@ COLOUR_SAMPLE = 300
 @dataclass
 class FolderChoices:
     """What the pictures chose: the input `size`, and for a small folder the `backbone`, `augment`
-    options, `batch_size` and `epoch_repeats` (None where nothing was chosen); `reasons`, one line
-    each."""
+    options and `epoch_repeats` (None where nothing was chosen); `reasons`, one line each. The
+    batch is the task's default (32 for a small split: tasks/image_base.py), said on the fit's
+    first line."""
 
     size: tuple[int, int] | None = None
     backbone: str | None = None
     augment: dict | None = None
-    batch_size: int | None = None
     epoch_repeats: int = 1
     reasons: list[str] = field(default_factory=list)
 
@@ -133,7 +137,7 @@ def colour_predicts_class(pictures, targets, sample: int = COLOUR_SAMPLE) -> tup
 
 
 def folder_choices(pictures, targets, *, n_train: int, size_given, backbone_given: bool,
-                   batch_given: bool, flip: bool, rgb: bool, pretrained: bool = False) -> FolderChoices:
+                   flip: bool, rgb: bool, pretrained: bool = False) -> FolderChoices:
     """The choices for a folder of `pictures` and their `targets` (all but a test split), of
     which `n_train` will train, leaving alone what the command line gave: `size_given`, the
     (H, W) of ``--size`` or None. `flip`: the pictures may be mirrored or turned (no
@@ -167,9 +171,6 @@ def folder_choices(pictures, targets, *, n_train: int, size_given, backbone_give
             said += f"; colours kept (the mean colour tells the class {accuracy:.2f} of the time, chance {chance:.2f})"
     out.augment = augment
     out.reasons.append(f"augmentation: {said}")
-    if not batch_given:
-        out.batch_size = SMALL_BATCH
-        out.reasons.append(f"batch {SMALL_BATCH} (a small folder; --batch-size to change)")
     out.epoch_repeats = max(1, math.ceil(STEPS_AN_EPOCH * SMALL_BATCH / n_train))
     if out.epoch_repeats > 1:
         out.reasons.append(f"{out.epoch_repeats} passes over the {n_train} training pictures an epoch "

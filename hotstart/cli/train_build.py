@@ -60,7 +60,7 @@ def choose_from_pictures(args, data, blocks):
         return None  # too few to split: the learner says so, in its own words
     n_train = pool if "valid" in splits else len(split_random(pool, args.valid_pct)[0])
     return folder_choices(pictures, targets, n_train=n_train, size_given=tuple(args.size) if args.size else None,
-                          backbone_given=args.backbone is not None, batch_given=args.batch_size is not None,
+                          backbone_given=args.backbone is not None,
                           flip=not args.no_flip, rgb=pictures[0].mode != "L", pretrained=bool(args.pretrained))
 
 
@@ -79,7 +79,6 @@ def build_learner(args):
     """The data, the task and the learner that the arguments describe (no training)."""
     from ..learner import tasklearner
     from .progress import progress_callbacks
-    from .train_args import batch_size_or_default
 
     data, blocks, name = load_data(args)
     chosen = choose_from_pictures(args, data, blocks)
@@ -91,7 +90,7 @@ def build_learner(args):
         for reason in (chosen.reasons if chosen else []):
             print(f"from the pictures: {reason}")
     return tasklearner(task, data, backbone=(chosen and chosen.backbone) or args.backbone, pretrained=args.pretrained,
-                       batch_size=(chosen and chosen.batch_size) or batch_size_or_default(args),
+                       batch_size=args.batch_size,  # None: the task's default for the training split
                        valid_pct=args.valid_pct, seed=args.seed,
                        num_workers=args.workers, compile=COMPILE[args.compile], callbacks=progress_callbacks(args),
                        progress=not (args.quiet or args.no_progress), epoch_repeats=chosen.epoch_repeats if chosen else 1,

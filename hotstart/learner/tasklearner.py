@@ -93,7 +93,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
         model (torch.nn.Module | None): a complete model instead (the head included): used as
             given; not with `backbone`.
         batch_size: samples per batch. None: the task's ``default_batch_size`` for this many
-            training samples (the series tasks shrink it for small archives), else 64.
+            training samples (image tasks: 32 below 4,096 images; the series tasks shrink it for
+            small archives), else 64. A chosen batch is said on the fit's first line.
         valid_pct: the share of the training samples held out for validation when neither
             `validdata` nor a "valid" split is given (a random split, seeded by `seed`).
         layers (Sequence[int] | None): tables only: the MLP's widths (None: (200, 100), as
@@ -206,8 +207,10 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
         train, valid = _split(task, data, validdata, valid_pct, seed)
         if task.needs_setup:  # statistics from the training split only (tables)
             task = task.setup(train)
-    if batch_size is None:  # the task's choice for this many training samples (tasks/base.py), else 64
-        batch_size = (None if train is None else task.default_batch_size(len(train[0]))) or 64
+    batch_chosen = None  # the task's choice for this many training samples (tasks/base.py), said on the fit's first line
+    if batch_size is None:
+        batch_chosen = None if train is None else task.default_batch_size(len(train[0]))
+        batch_size = batch_chosen or 64
 
     with seeded_torch_rng(seed):  # timm's init draws from torch's global RNG: give it a private one
         if model is None:
@@ -225,6 +228,9 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
     # with or without data: a model loaded to predict predicts as the learner that saved it did
     chosen, why = choose_precision(requested, accelerator=accelerator, bf16_by_default=task.bf16_by_default)
     choices = {"precision": Choice(chosen, why)}
+    if batch_chosen is not None:
+        choices["batch"] = Choice(str(batch_chosen), f"{type(task).__name__}'s default for {len(train[0]):,} training "
+                                                     "samples; batch_size= to change")
     backend = make_backend(accelerator=accelerator, devices=devices or (dev.devices if dev else None),
                            strategy=strategy or (dev.strategy if dev else None), precision=chosen, num_nodes=num_nodes)
 
