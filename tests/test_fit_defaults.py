@@ -21,7 +21,7 @@ def test_the_first_line_says_what_the_defaults_chose_once_per_learner(make_learn
     learner.fit(1, 1e-3)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == ("precision 32-true (as asked) | layout contiguous (8x8 images: channels_last pays from "
-                      "128x128; channels_last=True to force) | compile eager (compile='auto': this configuration "
+                      "96x96; channels_last=True to force) | compile eager (compile='auto': this configuration "
                       "is not warm (python -m hotstart.warmup warms the defaults))")
     assert out[1].split() == ["epoch", "train_loss", "valid_loss", "accuracy", "time"]
     learner.fit(1, 1e-3)
@@ -131,8 +131,9 @@ def _conv():
 @pytest.mark.parametrize("requested, model, size, expected", [
     (None, "conv", (128, 128), (True, "128x128 images to a convolutional model; channels_last=False for contiguous")),
     (None, "conv", (224, 160), (True, "224x160 images to a convolutional model; channels_last=False for contiguous")),
-    (None, "conv", (64, 64), (False, "64x64 images: channels_last pays from 128x128; channels_last=True to force")),
-    (None, "conv", (128, 96), (False, "128x96 images: channels_last pays from 128x128; channels_last=True to force")),
+    (None, "conv", (64, 64), (False, "64x64 images: channels_last pays from 96x96; channels_last=True to force")),
+    (None, "conv", (128, 80), (False, "128x80 images: channels_last pays from 96x96; channels_last=True to force")),
+    (None, "conv", (96, 128), (True, "96x128 images to a convolutional model; channels_last=False for contiguous")),
     (None, "mlp", (128, 128), (False, None)),
     (None, "conv", None, (False, None)),
     (None, "conv", 96, (False, None)),  # a series length, not an image

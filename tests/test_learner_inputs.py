@@ -49,20 +49,20 @@ def test_batches_are_encoded_with_one_thread_and_the_setting_is_restored(digits_
     data, task = digits_task
     ds = TaskDataset(task, data, "training", seed=3)
     seen = []
-    real_getitem = TaskDataset.__getitem__
+    real_encode_batch = type(task).encode_batch
 
-    def spy(self, i):
-        seen.append(torch.get_num_threads())
-        return real_getitem(self, i)
+    def spy(self, samples, *args, **kwargs):  # the batch is encoded at once (task.encode_batch)
+        seen.append((torch.get_num_threads(), len(samples)))
+        return real_encode_batch(self, samples, *args, **kwargs)
 
-    monkeypatch.setattr(TaskDataset, "__getitem__", spy)
+    monkeypatch.setattr(type(task), "encode_batch", spy)
     saved = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
         batch = ds.__getitems__([4, 1, 7])
-        assert torch.get_num_threads() == 2 and seen == [1, 1, 1]
+        assert torch.get_num_threads() == 2 and seen == [(1, 3)]
     finally:
         torch.set_num_threads(saved)
     for (x, y), i in zip(batch, [4, 1, 7]):  # the same samples as one at a time
-        x1, y1 = real_getitem(ds, i)
+        x1, y1 = ds[i]
         assert torch.equal(x, x1) and torch.equal(y, y1)

@@ -59,6 +59,13 @@ class Encoding(Kinded, family="encoding"):
                       rng: np.random.Generator | None = None) -> list:
         return [self.encode(b, v, context, rng) if self.applies(b) else v for b, v in zip(blocks, values)]
 
+    def encode_batch(self, blocks: Sequence[Block], samples: Sequence[Sequence[Any]], context: Context,
+                     rngs: Sequence[np.random.Generator | None]) -> list:
+        """`encode_sample` for each of `samples` (each a list of values, one per block) with its
+        own rng of `rngs`, in order. An encoding that can work on a whole batch at once overrides
+        it (`ProjectiveTransforms`), giving each sample what `encode_sample` gives it."""
+        return [self.encode_sample(blocks, values, context, rng) for values, rng in zip(samples, rngs)]
+
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
         return f"{type(self).__name__}({args})"

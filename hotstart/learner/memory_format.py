@@ -15,9 +15,19 @@ alternating, the batch converted in the learner):
   (resnet18) at 128x128, and with bf16-mixed on top 1.26x and 1.14x over bf16 alone;
 - resnet10t on the digits at 32x32, batch 32: 0.92x, slower (bare step: 0.91x).
 
-So it pays at 128 px and loses at 32 px. Sizes in between were not measured, so `MIN_SIDE` is
-128, the smallest size where it was measured to pay; ``benchmarks/scripts/channels_last_sizes.py``
-re-measures the sizes between on quiet cores, to move the line. Models without 2-D convolutions
+So it pays at 128 px and loses at 32 px. The sizes between, on the machine with AVX-512 BF16
+(2026-12-07, load 1.8-2.0, batch 32, best of 3 rounds of 6 steps, both layouts alternating in one
+process; ``cd benchmarks/scripts && PYTHONPATH=../.. python channels_last_sizes.py --backbones
+resnet10t,smallcnn --sizes 48,64,96 --precisions bf16-mixed,32-true --bs 32 --steps 6 --rounds 3``,
+results/channels-last-sizes-2026-12-07-bf16.json), channels_last / contiguous img/s:
+
+| backbone | 48 bf16 / fp32 | 64 bf16 / fp32 | 96 bf16 / fp32 |
+|---|---|---|---|
+| resnet10t | 1.10 / 0.93 | 1.02 / 1.00 | 1.18 / 1.14 |
+| smallcnn | 1.10 / 1.15 | 1.15 / 1.14 | 1.12 / 1.30 |
+
+At 96 px it paid in all four, below it not in every one (resnet10t at 64 gained nothing), so
+`MIN_SIDE` is 96; the script re-measures, to move the line again. Models without 2-D convolutions
 (MLPs, transformers, 1-D series models) gain nothing from the layout and stay contiguous.
 ``channels_last=True`` / ``False`` overrides the rule.
 """
@@ -25,7 +35,7 @@ from __future__ import annotations
 
 import torch
 
-MIN_SIDE = 128
+MIN_SIDE = 96
 """The smallest image side (pixels) where channels_last is the default (the rule above)."""
 
 

@@ -94,6 +94,25 @@ class SupervisedTask(Kinded, family="task"):
             raise
         return tuple(values)
 
+    def encode_batch(self, samples: Sequence[Sequence[Any]], context: Context | str = Context.TRAINING,
+                     rngs: Sequence[np.random.Generator | None] | None = None) -> list[tuple]:
+        """Raw ``(input, target)`` samples -> encoded tensors, each as `encode_sample` encodes it
+        with its own rng of `rngs`, with the encodings that can work on the whole batch at once
+        doing so (`Encoding.encode_batch`: the training augmentation of classification images).
+        Errors do not name the sample: the loader encodes a batch that fails again one sample at
+        a time (`encode_sample` with ``where=``), which names it."""
+        context = Context.of(context)
+        rngs = [None] * len(samples) if rngs is None else list(rngs)
+        values = [list(s) for s in samples]
+        for v in values:
+            if len(v) != len(self.blocks):
+                raise SampleError(f"sample: expected {len(self.blocks)} values (input, target), got {len(v)}")
+            for b, x in zip(self.blocks, v):
+                b.validate(x)
+        for enc, blocks in self._stages():
+            values = enc.encode_batch(blocks, values, context, rngs)
+        return [tuple(v) for v in values]
+
     def encode_input(self, x: Any, context: Context | str = Context.INFERENCE,
                      rng: np.random.Generator | None = None) -> Any:
         """Encode an input alone (prediction): the same path, without a target."""
