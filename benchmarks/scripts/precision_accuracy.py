@@ -113,6 +113,9 @@ def parse(argv=None):
                     help="bf16's arithmetic in float32 kernels (a CPU without bf16 units: the module docstring)")
     ap.add_argument("--check-emulation", action="store_true", help="measure the emulation against real bf16 first")
     ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    ap.add_argument("--bs", type=int, default=None,
+                    help="batch size for every task (default: each task's, 64); 32 is hotstart's default since "
+                         "2026-12-07 for splits this small (tasks/image_base.py)")
     return ap.parse_args(argv)
 
 
@@ -177,6 +180,8 @@ def main(argv=None):
     if emulation is not None:
         print(json.dumps({"emulation_check": emulation}), flush=True)
     runs = []
+    if args.bs is not None:
+        tasks = {n: {**t, "workload": {**t["workload"], "bs": args.bs}} for n, t in tasks.items()}
     for name in names:
         for seed in range(args.seeds):
             order = PRECISIONS if seed % 2 == 0 else PRECISIONS[::-1]

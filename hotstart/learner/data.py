@@ -40,8 +40,11 @@ shared with other jobs, load average 5-14 as given; CPU ms are this process's, p
   0.003 s in-process, 0.098 s with 1 worker, 0.188 s with 2).
 - a batch encoded at once (`TaskDataset.__getitems__` -> `task.encode_batch`): the training
   augmentation's rotation and lighting run on the whole batch (one ``grid_sample``, one lighting)
-  instead of image by image, each image's arithmetic unchanged (tests/test_encode_batch.py holds
-  them equal). A training sample's encoding and collation in the main process, one thread, the
+  instead of image by image, and an image comes out the same alone or in a batch
+  (tests/test_encode_batch.py holds them equal). Against the kernels before this (2026-12-07),
+  one pixel of one image in the folder's first epoch (2,000 images, seed 2) came out one level
+  apart (the batch kernels compute the same definitions in a slightly different order, so a
+  value can round to the other side, rarely). A training sample's encoding and collation in the main process, one thread, the
   time-to-accuracy benchmark's data (2026-12-07, the AVX-512 BF16 EPYC, load 0.5-1.2; a
   throwaway timing loop over ``__getitems__`` and the collate, before and after): the jpegdigits
   folder at 64x64, 0.45 -> 0.27 ms; the digits at 32x32, 0.43 -> 0.19 ms. A batch that fails is
