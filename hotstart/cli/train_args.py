@@ -4,12 +4,14 @@ from __future__ import annotations
 import argparse
 
 COMPILE = {"auto": "auto", "on": True, "off": False}  # --compile's choices -> tasklearner's compile=
-DEFAULT_BATCH = 64  # --batch-size for tables and series when none is given (pictures: the image task's default)
+DEFAULT_BATCH = 64  # the learner's batch when neither --batch-size nor the task gives one (the hint's fallback)
 
 
 def batch_size_or_default(args) -> int:
-    """--batch-size, or `DEFAULT_BATCH` when none was given (tables and series; pictures leave it
-    to the image task, tasks/image_base.py)."""
+    """--batch-size, or `DEFAULT_BATCH` when none was given: what the end-of-fit hint quotes when
+    the learner has no loader to ask. Training leaves a missing --batch-size to the task's default
+    (pictures 32 below 4,096, tasks/image_base.py; series about 8 steps an epoch,
+    tasks/timeseries.py; tables 64)."""
     return args.batch_size if args.batch_size is not None else DEFAULT_BATCH
 
 
@@ -26,8 +28,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     t.add_argument("--size", type=positive_int, nargs=2, metavar=("H", "W"), default=None,
                    help="input size; default 32 32 for digits, else the pictures' median shorter side, at most 128")
     t.add_argument("--batch-size", type=positive_int, default=None,
-                   help=f"samples a batch; default: pictures 32 below 4,096 training images, else {DEFAULT_BATCH}; "
-                        f"tables and series {DEFAULT_BATCH}")
+                   help=f"samples a batch; default: the task's (pictures 32 below 4,096 training images, else "
+                        f"{DEFAULT_BATCH}; series about 8 steps an epoch, 8 to 64; tables {DEFAULT_BATCH})")
     t.add_argument("--lr", type=float, default=None, help="maximum learning rate of the one-cycle schedule")
     t.add_argument("--valid-pct", type=float, default=0.2)
     t.add_argument("--seed", type=int, default=0)

@@ -16,7 +16,6 @@ import sys
 import warnings
 from pathlib import Path
 
-from .train_args import batch_size_or_default
 
 DEFAULT_LR = 1e-2
 
@@ -81,6 +80,6 @@ def build_tabular_learner(args):
         print(f"data: {name}, {len(data[0])} rows with a target; target {args.target!r} ({kind}); "
               f"categorical {row.categorical}; continuous {row.continuous}")
     callbacks = progress_callbacks(args)
-    return tasklearner(task, data, batch_size=batch_size_or_default(args), valid_pct=args.valid_pct, seed=args.seed,
+    return tasklearner(task, data, batch_size=args.batch_size, valid_pct=args.valid_pct, seed=args.seed,
                        num_workers=args.workers, callbacks=callbacks, progress=not (args.quiet or args.no_progress),
                        devices=getattr(args, "devices", None), strategy=getattr(args, "strategy", None))

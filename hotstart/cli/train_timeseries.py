@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .train_args import batch_size_or_default
 
 DEFAULT_LR = None  # fit_one_cycle's default: the series task's `default_lr` (hotstart/tasks/timeseries.py)
 BACKBONES = ("inceptiontime", "resnet1d")
@@ -55,6 +54,6 @@ def build_timeseries_learner(args):
         splits = {k: len(v) for k, v in data.splits.items()} or "none"
         print(f"data: {name}, {len(data[0])} series, {blocks[0]!r}, {kind}; splits {splits}")
     callbacks = progress_callbacks(args)
-    return tasklearner(task, data, backbone=backbone, batch_size=batch_size_or_default(args), valid_pct=args.valid_pct,
+    return tasklearner(task, data, backbone=backbone, batch_size=args.batch_size, valid_pct=args.valid_pct,
                        seed=args.seed, num_workers=args.workers, callbacks=callbacks,
                        progress=not (args.quiet or args.no_progress))
