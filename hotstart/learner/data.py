@@ -44,11 +44,11 @@ shared with other jobs, load average 5-14 as given; CPU ms are this process's, p
   (tests/test_encode_batch.py holds them equal). Against the kernels before this (2026-12-07),
   one pixel of one image in the folder's first epoch (2,000 images, seed 2) came out one level
   apart (the batch kernels compute the same definitions in a slightly different order, so a
-  value can round to the other side, rarely). A training sample's encoding and collation in the main process, one thread, the
-  time-to-accuracy benchmark's data (2026-12-07, the AVX-512 BF16 EPYC, load 0.5-1.2; a
-  throwaway timing loop over ``__getitems__`` and the collate, before and after): the jpegdigits
-  folder at 64x64, 0.45 -> 0.27 ms; the digits at 32x32, 0.43 -> 0.19 ms. A batch that fails is
-  encoded again sample by sample, so the error names the sample.
+  value can round to the other side, rarely). A training sample's encoding and collation in the
+  main process, one thread, on the time-to-accuracy benchmark's data (2026-12-07, the AVX-512 BF16
+  EPYC, load 0.5-1.2; a throwaway timing loop over ``__getitems__`` and the collate, before and
+  after): the jpegdigits folder at 64x64, 0.45 -> 0.27 ms; the digits at 32x32, 0.43 -> 0.19 ms.
+  A batch that fails is encoded again sample by sample, so the error names the sample.
 - persistent workers: not used. They would save that ~0.1 s a loader and an epoch (under 1% of
   a 30 s epoch), and they keep the dataset copy of the epoch they started in, so every epoch
   would repeat the first one's augmentations (``set_epoch`` sets the epoch before workers fork).
