@@ -193,3 +193,31 @@ def test_a_small_image_split_trains_in_batches_of_32_and_the_fit_says_so(random_
     assert learner.choices["batch"].value == "32" and "64 training samples" in learner.choices["batch"].why
     given = tasklearner(task, data, valid_pct=0.2, seed=0, progress=False, batch_size=16)
     assert given.train_loader.batch_size == 16 and "batch" not in given.choices
+
+
+def test_single_label_image_classification_warms_up_a_tenth_to_2e3_and_the_fit_says_so(make_learner, capsys):
+    """``fit_one_cycle(n)`` with no rate: the task's peak 2e-3 reached after 10% of the steps
+    (tasks/classification.py has the measurements), said on the fit's first line; a rate or
+    warm-up given is used as given and not said, and a later plain `fit` does not repeat it."""
+    from hotstart import ImageClassificationSingle
+
+    assert (ImageClassificationSingle.default_lr, ImageClassificationSingle.default_pct_start) == (2e-3, 0.1)
+    learner = make_learner(progress=True, precision="32-true")
+    learner.fit_one_cycle(4)
+    lrs = learner.recorder.lrs
+    assert len(lrs) == 4 * 5 and max(lrs) == pytest.approx(2e-3) and lrs[0] == pytest.approx(2e-3 / 25)
+    assert int(torch.tensor(lrs).argmax()) == 1  # the peak after 10% of 20 steps (OneCycleLR counts from 0)
+    first = capsys.readouterr().out.splitlines()[0]
+    assert ("| schedule peak lr 0.002, warm-up 10% of the steps (ImageClassificationSingle's defaults; lr_max= "
+            "and pct_start= to change) |") in first, first
+    assert "schedule" not in learner.choices  # said for that fit only
+    learner.fit(1, 1e-3)
+    assert "schedule" not in capsys.readouterr().out
+
+    given = make_learner(precision="32-true")
+    given.fit_one_cycle(4, 1e-3, pct_start=0.5)
+    assert max(given.recorder.lrs) == pytest.approx(1e-3) and int(torch.tensor(given.recorder.lrs).argmax()) == 9
+    half = make_learner(progress=True, precision="32-true")
+    half.fit_one_cycle(1, 1e-3)  # only the rate given: the warm-up is still the task's, and said
+    assert "schedule warm-up 10% of the steps (ImageClassificationSingle's default; pct_start= to change)" in \
+        capsys.readouterr().out

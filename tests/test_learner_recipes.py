@@ -206,7 +206,7 @@ def test_one_cycle_scales_each_layer_group(make_learner):
     learner = make_learner(callbacks=[rec])
     n = len(layer_groups(learner.task_model()))
     assert n >= 3  # the small CNN's stages, then the head
-    learner.fit_one_cycle(1, slice(1e-4, 1e-2))
+    learner.fit_one_cycle(1, slice(1e-4, 1e-2), pct_start=0.25)  # one_cycle_at's default
     peaks = fastai_even_mults(1e-4, 1e-2, n)
     total = len(rec.lrs)
     for step, lrs in enumerate(rec.lrs):
@@ -279,18 +279,18 @@ def test_fit_one_cycle_with_sizes_is_one_cycle_across_the_sizes_and_resumes_at_t
     sizes = [(8, 8), 12]  # 3 epochs: 0 and 1 at 8x8, 2 at 12x12
     log = BatchLog()
     ref = make_learner(data=data, batch_size=16, callbacks=[log])
-    ref.fit_one_cycle(3, 1e-2, sizes=sizes)
+    ref.fit_one_cycle(3, 1e-2, pct_start=0.25, sizes=sizes)
     seen = {(epoch, tuple(x.shape[-2:])) for epoch, _, x, _ in log.train + log.valid}
     assert seen == {(0, (8, 8)), (1, (8, 8)), (2, (12, 12))} and ref.task.size == (12, 12)
     assert ref.recorder.lrs == [one_cycle_at(step, 9, 1e-2)[0] for step in range(9)]  # one cycle over both sizes
 
     crashed = make_learner(data=data, batch_size=16, callbacks=[CrashAt()])
     with pytest.raises(Crash):
-        crashed.fit_one_cycle(3, 1e-2, sizes=sizes, checkpoint_dir=tmp_path, checkpoint_every=1)
+        crashed.fit_one_cycle(3, 1e-2, pct_start=0.25, sizes=sizes, checkpoint_dir=tmp_path, checkpoint_every=1)
     assert checkpoints(tmp_path)[-1].name == "ckpt-000-000000007-0"  # in epoch 2, at 12x12
     resumed_log = BatchLog()
     resumed = make_learner(data=data, batch_size=16, callbacks=[resumed_log])  # built at 8x8
-    resumed.fit_one_cycle(3, 1e-2, sizes=sizes, checkpoint_dir=tmp_path, resume=tmp_path)
+    resumed.fit_one_cycle(3, 1e-2, pct_start=0.25, sizes=sizes, checkpoint_dir=tmp_path, resume=tmp_path)
     assert {tuple(x.shape[-2:]) for _, _, x, _ in resumed_log.train + resumed_log.valid} == {(12, 12)}
     assert resumed.task.size == (12, 12)
     want = ref.task_model().state_dict()

@@ -19,7 +19,8 @@ def test_series_tasks_choose_about_eight_steps_per_epoch_and_others_keep_the_lea
     assert [task.default_batch_size(n) for n in (10, 36, 100, 200, 512, 5000)] == [8, 8, 12, 25, 64, 64]
     assert TSClassificationSingle.default_lr == TSRegression.default_lr == 1e-3
     image = ImageClassificationSingle((Image(), Label(["a", "b"])), size=(8, 8))
-    assert image.default_lr is None and image.default_batch_size(5000) is None  # the learner's own 1e-3 and 64
+    assert image.default_batch_size(5000) is None  # the learner's own 64 (its rate: tests/test_fit_defaults.py)
+    assert TSClassificationSingle.default_pct_start is None  # fastai's 0.25
 
 
 def test_a_default_fit_takes_batch_and_rate_from_the_task_and_learns_a_shipped_set():

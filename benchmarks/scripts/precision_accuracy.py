@@ -116,11 +116,15 @@ def parse(argv=None):
     ap.add_argument("--bs", type=int, default=None,
                     help="batch size for every task (default: each task's, 64); 32 is hotstart's default since "
                          "2026-12-07 for splits this small (tasks/image_base.py)")
+    ap.add_argument("--defaults", action="store_true",
+                    help="hotstart's own batch size, peak rate and warm-up (tasklearner's batch_size=None, "
+                         "fit_one_cycle(epochs)) instead of the task's bs and lr; --bs then is ignored")
     return ap.parse_args(argv)
 
 
-def build(workload: dict, seed: int, precision: str):
-    """The learner of one run (the benchmark's hotstart contender, precision given)."""
+def build(workload: dict, seed: int, precision: str, defaults: bool = False):
+    """The learner of one run (the benchmark's hotstart contender, precision given; `defaults`:
+    the task's own batch size)."""
     import _data
     from hotstart import ImageClassificationSingle, tasklearner
 
@@ -130,21 +134,25 @@ def build(workload: dict, seed: int, precision: str):
         raise SystemExit(f"task data {args.data!r}: only digits and jpegdigits are compared here")
     data, validdata, blocks = _data.hotstart_data(args)
     task = ImageClassificationSingle(blocks, size=size, augment={"flip": 0.0})  # digits: no mirror images
-    learner = tasklearner(task, data, validdata=validdata, backbone=args.backbone, batch_size=args.bs, seed=seed,
+    learner = tasklearner(task, data, validdata=validdata, backbone=args.backbone, batch_size=None if defaults else args.bs, seed=seed,
                           progress=False, precision=precision, compile=False, channels_last=False, cache=False)
     return learner, args
 
 
-def run(name: str, spec: dict, seed: int, precision: str, emulate: bool = False) -> dict:
+def run(name: str, spec: dict, seed: int, precision: str, emulate: bool = False, defaults: bool = False) -> dict:
     import contextlib
 
-    learner, args = build(spec["workload"], seed, precision)
+    learner, args = build(spec["workload"], seed, precision, defaults)
     t0 = time.perf_counter()
     with emulation_mode() if emulate and precision == "bf16-mixed" else contextlib.nullcontext():
-        learner.fit_one_cycle(args.epochs, args.lr)
+        if defaults:
+            learner.fit_one_cycle(args.epochs)
+        else:
+            learner.fit_one_cycle(args.epochs, args.lr)
     accs = [round(float(h["accuracy"]), 4) for h in learner.history]
     return {"task": name, "seed": seed, "precision": learner.backend.precision, "accuracies": accs,
-            "final_accuracy": accs[-1], "fit_s": round(time.perf_counter() - t0, 1)}
+            "final_accuracy": accs[-1], "fit_s": round(time.perf_counter() - t0, 1),
+            "batch_size": learner.train_loader.batch_size, "peak_lr": max(learner.recorder.lrs)}
 
 
 def verdict(runs: list[dict]) -> dict:
@@ -186,7 +194,7 @@ def main(argv=None):
         for seed in range(args.seeds):
             order = PRECISIONS if seed % 2 == 0 else PRECISIONS[::-1]
             for precision in order:
-                runs.append(run(name, tasks[name], seed, precision, args.emulate_bf16))
+                runs.append(run(name, tasks[name], seed, precision, args.emulate_bf16, args.defaults))
                 print(json.dumps(runs[-1]), flush=True)
     report = {"what": "final validation accuracy, fp32 against bf16-mixed (benchmarks/scripts/precision_accuracy.py)",
               "command": "python precision_accuracy.py " + " ".join(argv if argv is not None else sys.argv[1:]),

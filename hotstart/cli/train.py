@@ -63,7 +63,7 @@ def run(args) -> int:
         learner, default_lr = build_timeseries_learner(args), DEFAULT_LR
     else:
         check_arguments(args)  # a misspelled backbone or no network for --pretrained: before any data
-        learner, default_lr = build_learner(args), (3e-3 if args.backbone is None else 1e-3)
+        learner, default_lr = build_learner(args), (3e-3 if args.backbone is None else None)  # None: the task's default_lr
     lr = args.lr if args.lr is not None else default_lr
     out = Path(args.out)
     finished = last_epoch_weights()

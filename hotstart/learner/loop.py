@@ -444,18 +444,34 @@ class Learner:
 
     # --- schedules --------------------------------------------------------------------------
     def fit_one_cycle(self, n_epoch: int, lr_max=None, *, div: float = 25.0, div_final: float = 1e5,
-                      pct_start: float = 0.25, wd: float | None = None, moms=(0.95, 0.85, 0.95),
+                      pct_start: float | None = None, wd: float | None = None, moms=(0.95, 0.85, 0.95),
                       callbacks: Sequence[Callback] = (), sizes=None, **kwargs) -> "Learner":
-        """Warm up with a cosine to `lr_max` (None: the task's `default_lr`, else 1e-3), then anneal
+        """Warm up with a cosine to `lr_max` over the first `pct_start` of the steps, then anneal
         with a cosine; momentum the other way (torch's ``OneCycleLR``, step for step; see
-        learner/schedule.py). Discriminative rates:
+        learner/schedule.py). Not given, `lr_max` is the task's `default_lr` (else 1e-3) and
+        `pct_start` the task's `default_pct_start` (else fastai's 0.25); the fit's first line then
+        says what the task chose. Discriminative rates:
         ``lr_max=slice(1e-5, 1e-3)`` (or a sequence, one rate per layer group) spreads the peak over
         the model's layer groups as fastai does (learner/optim.py's `group_lrs`), and each group
         follows its own cycle scaled to its peak. Progressive resizing: ``sizes=[(64, 64), (128, 128)]``
         splits the epochs in order across the sizes, in this one cycle (learner/resize.py). Other keyword arguments
         (`reset_opt`, `accumulate`, `checkpoint_dir`, `checkpoint_every`, `resume`) go to `fit`."""
+        from .choices import Choice
+
+        task_lr, task_pct = (None, None) if self.task is None else (self.task.default_lr, self.task.default_pct_start)
+        said = []  # what the task chose, for the fit's first line
         if lr_max is None:  # the task's suggestion (tasks/base.py `default_lr`), else 1e-3
-            lr_max = (None if self.task is None else self.task.default_lr) or 1e-3
+            lr_max = task_lr or 1e-3
+            if task_lr is not None:
+                said.append((f"peak lr {lr_max:g}", "lr_max="))
+        if pct_start is None:  # the task's suggestion (tasks/base.py `default_pct_start`), else fastai's
+            pct_start = 0.25 if task_pct is None else task_pct
+            if task_pct is not None:
+                said.append((f"warm-up {pct_start:.0%} of the steps", "pct_start="))
+        if said:
+            self.choices["schedule"] = Choice(", ".join(v for v, _ in said), f"{type(self.task).__name__}'s "
+                                              f"default{'s' if len(said) > 1 else ''}; "
+                                              f"{' and '.join(a for _, a in said)} to change")
 
         def schedule(step, total):
             # each parameter group's own cycle, scaled to its rate (learner/optim.py's group_lrs)
@@ -467,7 +483,10 @@ class Learner:
             from .resize import ProgressiveResize
 
             callbacks = [*callbacks, ProgressiveResize(sizes, n_epoch)]
-        return self.fit(n_epoch, lr_max, wd=wd, callbacks=callbacks, schedule=schedule, **kwargs)
+        try:
+            return self.fit(n_epoch, lr_max, wd=wd, callbacks=callbacks, schedule=schedule, **kwargs)
+        finally:  # said for this fit only: a later `fit` with its own rate must not repeat it
+            self.choices.pop("schedule", None)
 
     def freeze(self) -> "Learner":
         """Train only the last layer group (the head); BatchNorm layers stay trainable (fastai's

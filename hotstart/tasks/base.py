@@ -214,7 +214,13 @@ class SupervisedTask(Kinded, family="task"):
 
     default_lr: ClassVar[float | None] = None
     """The peak learning rate `fit_one_cycle` uses when given none: None for the learner's own
-    1e-3; a task whose models were measured to want another says so (the series tasks)."""
+    1e-3; a task whose models were measured to want another says so (the series tasks, single-label
+    image classification)."""
+
+    default_pct_start: ClassVar[float | None] = None
+    """The share of `fit_one_cycle`'s steps that warm up to the peak when `pct_start` is not given:
+    None for fastai's 0.25; a task measured to learn sooner with another says so (single-label
+    image classification)."""
 
     def default_batch_size(self, n_train: int) -> int | None:
         """The batch size `tasklearner` uses when given none, from the number of training samples

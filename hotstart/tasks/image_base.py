@@ -56,8 +56,9 @@ class ImageTask(SupervisedTask):
 
         Batches of 16 (the same runs) took 1.1-1.3x as long an epoch as 32 and learned no sooner:
         0.872, 0.716, 0.696 on the folder and 0.981, 0.969, 0.891 on the digits after epoch 2.
-        Peak rates of 2e-3 and 3e-3 at 32 (the folder, seeds 0-1) reached 0.73-0.79 after epoch 2,
-        so the rate stays 1e-3. benchmarks/README.md ("Time to accuracy") has what the batch does
+        Peak rates of 2e-3 and 3e-3 at 32 (the folder, seeds 0-1), with fastai's 25 % warm-up,
+        reached 0.73-0.79 after epoch 2; with a 10 % warm-up 2e-3 reached 0.85-0.86, which single-label
+        classification now takes by default (tasks/classification.py). benchmarks/README.md ("Time to accuracy") has what the batch does
         to the time to a target. Larger splits keep 64 (not measured to gain: they have many steps
         an epoch already)."""
         return SMALL_SET_BATCH if int(n_train) < SMALL_SET else None
