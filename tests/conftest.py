@@ -13,9 +13,14 @@ os.environ["HOTSTART_SERVER"] = "0"
 # compile="auto" (the default) compiles when the compile cache says a configuration is warm: the
 # tests must not depend on what `python -m hotstart.warmup` left in this machine's cache. Every
 # test (and every process it starts) gets an empty cache folder of its own unless it sets one.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
 import tempfile  # noqa: E402
 
-os.environ["HOTSTART_CACHE_DIR"] = tempfile.mkdtemp(prefix="hotstart-test-compile-cache-")
+_test_cache_dir = tempfile.mkdtemp(prefix="hotstart-test-compile-cache-")
+os.environ["HOTSTART_CACHE_DIR"] = _test_cache_dir
+# The folder is the test process's own: removed when it exits, so runs leave nothing in /tmp.
+atexit.register(shutil.rmtree, _test_cache_dir, ignore_errors=True)
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
