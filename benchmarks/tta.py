@@ -59,7 +59,8 @@ difference in the model); the other benchmarks in this folder use it too, so the
   ``torch.autocast`` to bf16 where the CPU has bf16 units (fp32 elsewhere: emulated bf16 is
   slower), channels_last weights and batches, fused AdamW, persistent workers;
 - ``hotstart``: ``tasklearner(task, data, backbone=..., seed=...)`` and ``fit_one_cycle(epochs)``,
-  nothing else (precision, compile, memory layout, batch size, learning rate, workers: its defaults
+  nothing else (precision, compile, memory layout, batch size, learning rate, the average of
+  the weights, workers: its defaults
   at run time; ``hotstart_fit.py --defaults``);
 - ``fastai``: ``vision_learner`` + ``fit_one_cycle`` (``fastai_fit.py``);
 - ``lightning``: ``Trainer.fit`` on a LightningModule (``lightning_fit.py``, scripts/_lightning_module.py).
@@ -261,7 +262,7 @@ def bench_tta(py, log, *, run_child, available, auto_workers, scripts, fastai_py
         if hs:
             shown = {"peak_lr": lambda v: str(v) if v is None else f"{v:.3g}"}  # the highest rate of any step
             chose = {k: sorted({shown.get(k, str)(h.get(k)) for h in hs})
-                     for k in ("batch_size", "peak_lr", "precision", "num_workers")}
+                     for k in ("batch_size", "peak_lr", "precision", "ema", "num_workers")}
             task_notes.append(f"hotstart's defaults chose: {chose}; the other contenders ran at batch {workload['bs']}, "
                               f"lr_max {workload['lr']}, {workers} workers")
             if chose["batch_size"] != [str(workload["bs"])]:

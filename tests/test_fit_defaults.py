@@ -22,7 +22,9 @@ def test_the_first_line_says_what_the_defaults_chose_once_per_learner(make_learn
     out = capsys.readouterr().out.splitlines()
     assert out[0] == ("precision 32-true (as asked) | layout contiguous (8x8 images: channels_last pays from "
                       "96x96; channels_last=True to force) | compile eager (compile='auto': this configuration "
-                      "is not warm (python -m hotstart.warmup warms the defaults))")
+                      "is not warm (python -m hotstart.warmup warms the defaults)) | ema off "
+                      "(ImageClassificationSingle's default averages fits of 100 steps or more, this one has 5; "
+                      "ema=True to average it)")
     assert out[1].split() == ["epoch", "train_loss", "valid_loss", "accuracy", "time"]
     learner.fit(1, 1e-3)
     assert capsys.readouterr().out.splitlines()[0].split()[0] == "epoch"  # the same choices: not said again
@@ -221,3 +223,86 @@ def test_single_label_image_classification_warms_up_a_tenth_to_2e3_and_the_fit_s
     half.fit_one_cycle(1, 1e-3)  # only the rate given: the warm-up is still the task's, and said
     assert "schedule warm-up 10% of the steps (ImageClassificationSingle's default; pct_start= to change)" in \
         capsys.readouterr().out
+
+
+def test_single_label_image_classification_validates_on_and_keeps_an_average_of_the_weights(make_learner, capsys):
+    """``ema=None``: the task's average of the weights (decay 0.999 with timm's warm-up;
+    tasks/classification.py has the measurements) in a fit of 100 steps or more, said on the fit's
+    first line: each epoch validates on the average and the fitted model holds it. A shorter fit
+    is not averaged, and says so. ``ema=`` a decay, True or False, or an `EMA` of one's own, is
+    used as given, for every fit; nonsense is refused, naming the argument."""
+    from hotstart import ImageClassificationSingle
+    from hotstart.errors import UsageError
+    from hotstart.learner import EMA
+
+    assert ImageClassificationSingle.default_ema == 0.999
+    learner = make_learner(progress=True, precision="32-true", batch_size=4)  # 40 steps an epoch
+    ema = learner.cb(EMA)
+    assert (ema.decay, ema.warmup, ema.use_ema, ema.min_steps) == (0.999, True, True, 100)
+    learner.fit_one_cycle(3)
+    first = capsys.readouterr().out.splitlines()[0]
+    assert ("ema 0.999 (ImageClassificationSingle's default: validated on and kept, an average of the weights "
+            "with timm's warm-up of the decay; ema=False to turn off)") in first, first
+    assert ema.updates == 3 * 40
+    assert state_equal(learner.task_model().state_dict(), ema.module.state_dict())  # the fitted model is the average
+    assert learner.validate()["accuracy"] == pytest.approx(learner.history[-1]["accuracy"])  # as the epoch validated
+    # the average differs from the trained weights: training went on, unaveraged, beside it
+    plain = make_learner(precision="32-true", batch_size=4, ema=False)
+    assert plain.cb(EMA) is None
+    plain.fit_one_cycle(3)
+    assert "ema" not in plain.choices
+    assert not state_equal(plain.task_model().state_dict(), learner.task_model().state_dict())
+
+    short = make_learner(progress=True, precision="32-true")  # 5 steps an epoch: 10 in all
+    before = {k: v.clone() for k, v in short.task_model().state_dict().items()}
+    short.fit_one_cycle(2)
+    assert ("ema off (ImageClassificationSingle's default averages fits of 100 steps or more, this one has 10; "
+            "ema=True to average it)") in capsys.readouterr().out
+    assert short.cb(EMA).updates == 0 and not state_equal(before, short.task_model().state_dict())
+    reference = make_learner(precision="32-true", ema=False)
+    reference.fit_one_cycle(2)  # the short fit trained and ended exactly as without an average
+    assert state_equal(short.task_model().state_dict(), reference.task_model().state_dict())
+
+    asked = make_learner(ema=0.9, progress=True)
+    asked.fit_one_cycle(1)  # 5 steps: asked for, so averaged
+    assert asked.cb(EMA).decay == 0.9 and asked.cb(EMA).updates == 5
+    assert "ema 0.9 (as asked: validated on and kept" in capsys.readouterr().out
+    assert make_learner(ema=True).cb(EMA).decay == 0.999
+    own = EMA(decay=0.5)
+    mine = make_learner(callbacks=[own])
+    assert mine.cb(EMA) is own and sum(isinstance(c, EMA) for c in mine.cbs) == 1
+    mine.fit_one_cycle(1)
+    assert own.updates == 5 and "ema" not in mine.choices  # the user's own average: nothing to say
+    for bad, said in ((1.5, "ema must be a decay in"), ("yes", "ema must be a decay in"), (-0.1, "ema must be")):
+        with pytest.raises(UsageError, match=said):
+            make_learner(ema=bad)
+    with pytest.raises(UsageError, match="ema=0.9 and an EMA among callbacks"):
+        make_learner(ema=0.9, callbacks=[EMA()])
+
+
+def test_other_tasks_keep_their_weights_unaveraged(digits_small):
+    """Only single-label image classification was measured to gain from the average: the other
+    tasks' learners have no `EMA` unless asked."""
+    from hotstart import ImageClassificationMulti, tasklearner
+    from hotstart.blocks import Image, LabelMulti
+    from hotstart.learner import EMA
+
+    data, _ = digits_small
+    targets = [[str(int(y))] for y in data[1]]
+    task = ImageClassificationMulti((Image(channels=1), LabelMulti([str(i) for i in range(10)])), size=(8, 8))
+    learner = tasklearner(task, (data[0], targets), seed=0, progress=False)
+    assert learner.cb(EMA) is None
+    assert tasklearner(task, (data[0], targets), seed=0, progress=False, ema=0.99).cb(EMA).decay == 0.99
+
+
+def test_a_second_average_for_one_fit_is_refused_before_training(make_learner):
+    """``fit(callbacks=[EMA()])`` on a learner that already averages: refused, naming the way out,
+    with the weights untouched."""
+    from hotstart.errors import UsageError
+    from hotstart.learner import EMA
+
+    learner = make_learner(ema=True)
+    before = {k: v.clone() for k, v in learner.task_model().state_dict().items()}
+    with pytest.raises(UsageError, match=r"two EMA callbacks .*tasklearner\(ema=False\)"):
+        learner.fit_one_cycle(1, callbacks=[EMA()])
+    assert state_equal(before, learner.task_model().state_dict())

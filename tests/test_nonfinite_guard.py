@@ -26,7 +26,7 @@ def _finite(module) -> bool:
 
 def test_diverged_fit_is_put_back_to_the_last_validated_epoch(make_learner, digits_small, tmp_path):
     data, _ = digits_small
-    learner = make_learner(batch_size=16)
+    learner = make_learner(batch_size=16, ema=False)  # the weights that validated are the trained ones
     # epoch 0 trains normally; then a learning rate far too high makes the fit diverge
     schedule = lambda step, total: (1e-2 if step < total / 3 else 1e4, None)  # noqa: E731
     with pytest.raises(NonFiniteLossError, match=r"diverged.*put back to its state at the end of epoch 0") as info:
@@ -51,6 +51,27 @@ def test_diverged_in_the_first_epoch_is_put_back_to_the_start(make_learner):
     with pytest.raises(NonFiniteLossError, match="put back to its state at the start of this fit"):
         learner.fit(2, 1e4)
     assert state_equal(snapshot(learner.task_model()), start)
+
+
+def test_a_diverged_fit_leaves_the_guards_state_not_the_average(make_learner):
+    """With an average of the weights (`EMA`: single-label image classification's default in
+    longer fits, asked for here in a short one), a fit that diverges between two checks ends
+    with the state the guard put back, not with the average, which took in the diverging steps;
+    the average starts again from that state, and the next fit trains and averages finite
+    weights."""
+    from hotstart.learner import EMA
+
+    learner = make_learner(batch_size=16, ema=True)
+    ema = learner.cb(EMA)
+    schedule = lambda step, total: (1e-2 if step < total / 3 else 1e4, None)  # noqa: E731
+    with pytest.raises(NonFiniteLossError, match=r"put back to its state") as info:
+        learner.fit(3, schedule=schedule)
+    assert _finite(learner.task_model()), str(info.value)
+    assert ema.ema is None and ema.updates == 0
+    put_back = snapshot(learner.task_model())
+    learner.fit(1, 1e-3)
+    assert ema.updates == len(learner.train_loader) and _finite(ema.module) and _finite(learner.task_model())
+    assert not state_equal(snapshot(learner.task_model()), put_back)
 
 
 # --- fp16 mixed precision with a real GradScaler ---------------------------------------------

@@ -2,8 +2,8 @@
 
 With `--defaults` (the time-to-accuracy benchmark, benchmarks/tta.py) hotstart picks its own batch
 size and learning rate (`--bs`, `--lr` ignored), as a user who writes ``tasklearner(task, data,
-backbone=...)`` and ``fit_one_cycle(epochs)`` gets; precision, compile and memory layout are never
-passed: they are always hotstart's defaults. The result record says what hotstart chose.
+backbone=...)`` and ``fit_one_cycle(epochs)`` gets; precision, compile, memory layout and the
+average of the weights (``ema``) are never passed: they are always hotstart's defaults. The result record says what hotstart chose.
 
 Validation: the digits' fixed split (_data.train_valid, passed as `validdata`, the same images as
 every other contender), the jpegdigits folder's own valid/ files (``datasets.ImageFolders`` reads
@@ -71,4 +71,5 @@ last = learner.history[-1]
 result(accuracy=float(last.get("accuracy", float("nan"))), train_loss=float(last["train_loss"]),
        num_workers=[learner.train_loader.num_workers, learner.valid_loader.num_workers],
        batch_size=learner.train_loader.batch_size, peak_lr=max(learner.recorder.lrs),  # the highest of any step
-       precision=str(getattr(learner.backend, "precision", "32-true")))
+       precision=str(getattr(learner.backend, "precision", "32-true")),
+       ema=learner.choices["ema"].value if "ema" in learner.choices else "none")  # "0.999", "off" (short fit), "none"

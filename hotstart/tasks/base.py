@@ -222,6 +222,12 @@ class SupervisedTask(Kinded, family="task"):
     None for fastai's 0.25; a task measured to learn sooner with another says so (single-label
     image classification)."""
 
+    default_ema: ClassVar[float | None] = None
+    """The decay of the average of the weights (the `EMA` callback, with timm's warm-up of the
+    decay) that `tasklearner` adds when `ema` is not given: validation and the fitted model then use
+    the average. None: no average; a task measured to reach its accuracy sooner with one says so
+    (single-label image classification)."""
+
     def default_batch_size(self, n_train: int) -> int | None:
         """The batch size `tasklearner` uses when given none, from the number of training samples
         `n_train`: None for the learner's own 64. A task of small data sets overrides it (the

@@ -41,10 +41,19 @@ class Progress(Callback):
         self.file = file
         self._bar = None
         self._header_done = False
+        self._choices_due = False  # the fit's choices line is still to be written (at its first epoch)
         self._choices_said = None  # the choices line last written (a learner's next fit repeats it only if it changed)
 
     def before_fit(self):
         self._header_done = False
+        self._choices_due = True
+
+    def before_epoch(self):
+        """The choices line, once a fit, as its first epoch begins: after every callback's
+        `before_fit`, where some choices are made (the average of the weights: callbacks/ema.py)."""
+        if not self._choices_due:
+            return
+        self._choices_due = False
         from ..choices import choices_line
 
         line = choices_line(self.learner.choices)
