@@ -69,8 +69,12 @@ class CheckpointState:
         saved, here = self.meta.get("callbacks", []), checkpointed_callbacks(learner)
         names = [c["class"] for c in saved], [type(cb).__name__ for cb in here]
         if names[0] != names[1]:
+            # single-label image classification averages the weights by default (tasklearner's `ema`)
+            hint = ("; tasklearner(ema=False) leaves out the average of the weights that single-label image "
+                    "classification adds by default, ema=True adds it" if ("EMA" in names[0]) != ("EMA" in names[1])
+                    else "")
             raise UsageError(f"cannot resume from {self.path}: it holds the state of the callbacks {names[0]}, "
-                             f"this fit has {names[1]}; resume with the callbacks it was trained with")
+                             f"this fit has {names[1]}; resume with the callbacks it was trained with{hint}")
         for i, (entry, cb) in enumerate(zip(saved, here)):
             if bool(getattr(cb, "restore_before_checks", False)) != before_checks:
                 continue
