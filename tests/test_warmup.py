@@ -217,6 +217,9 @@ def test_cli_list_dry_run_status_and_clear(tmp_path, capsys):
     assert out.returncode == 0 and "single-resnet18-128-cpu" in out.stdout
     out = cli("--dry-run", "--only", "digits*")
     assert out.returncode == 0 and "would run" in out.stdout and "digits-smallcnn-32-cpu" in out.stdout
+    out = cli("--dry-run", "--only", "digits*,tabular-mlp-cpu")  # commas separate names too
+    assert out.returncode == 0 and "digits-smallcnn-32-cpu" in out.stdout and "tabular-mlp-cpu" in out.stdout
+    assert "single-smallcnn-128-cpu" not in out.stdout
     assert not (tmp_path / "manifest.json").exists()
     out = cli("--status")
     assert out.returncode == 0 and "nothing is warm" in out.stdout

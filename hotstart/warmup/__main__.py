@@ -13,7 +13,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m hotstart.warmup",
                                 description="Fill hotstart's compile cache so later runs start fast.")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
-    p.add_argument("--only", nargs="+", metavar="PATTERN", help="run only workloads matching these names (fnmatch)")
+    p.add_argument("--only", nargs="+", metavar="PATTERN",
+                   help="run only workloads matching these names (fnmatch), separated by spaces or commas")
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="stop cleanly after this long")
     p.add_argument("--dry-run", action="store_true",
                    help="show what would run (and, with --clear, what would be deleted); run and delete nothing")
@@ -28,6 +29,8 @@ def main(argv=None) -> int:
     p.add_argument("--strict", action="store_true", help="exit 1 if any workload fails")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    if args.only:  # `--only a,b` as `--only a b`, as gpu_check and the benchmarks take their lists
+        args.only = [name for value in args.only for name in value.split(",") if name]
 
     from ..compile_cache.cache import cache_dir
 
