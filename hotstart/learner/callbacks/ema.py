@@ -78,8 +78,8 @@ class EMA(Callback):
             asked"), to say on each fit's first line whether it averages (learner/choices.py);
             None says nothing (an `EMA` of your own among the callbacks).
 
-    ``module`` is the averaged model (None before the first fit); ``updates`` the number of
-    optimizer steps averaged so far.
+    ``module`` is the averaged model (None before the first fit that averages); ``updates`` the
+    number of optimizer steps averaged so far.
     """
 
     # after GradientClip (10) and SaveBestModel (55): the averaged weights stay in the model from
@@ -113,7 +113,7 @@ class EMA(Callback):
 
     @property
     def module(self):
-        """The averaged model (None before the first fit)."""
+        """The averaged model (None before the first fit that averages)."""
         return None if self.ema is None else self.ema.module
 
     def before_fit(self):
@@ -121,9 +121,10 @@ class EMA(Callback):
         if others:  # e.g. fit(callbacks=[EMA()]) on a learner that averages by default
             raise UsageError("two EMA callbacks would fight over the model's weights: give the learner one "
                              "(tasklearner(ema=False) turns off the task's default average)")
-        self._make()
         fs = self.learner.fit_state
         self._averaging = not fs.train_only and fs.total_steps >= self.min_steps
+        if self._averaging:  # the copy of the model is made by the first fit that averages
+            self._make()
         if self.said_as is not None and not fs.train_only:
             self._say(fs.total_steps)
 
