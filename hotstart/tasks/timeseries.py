@@ -18,7 +18,8 @@ The default backbone is ``"inceptiontime"`` (hotstart/models/inception_time.py);
 any ``nn.Module`` taking (batch, channels, length) and returning (batch, features) work too. Given
 no batch size and no learning rate, `tasklearner` and `fit_one_cycle` take the task's
 (`default_batch_size`, `default_lr`): measured on UCR sets hotstart does not ship, in
-benchmarks/scripts/timeseries_unshipped.py (results: benchmarks/results/timeseries-unshipped.json).
+benchmarks/scripts/timeseries_unshipped.py (results: benchmarks/results/timeseries-unshipped-*.json,
+the table in benchmarks/README.md).
 """
 from __future__ import annotations
 
