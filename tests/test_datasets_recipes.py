@@ -72,6 +72,29 @@ def test_image_folders_train_valid(tmp_path):
     assert valid.inputs[0].size == (6, 5)
 
 
+def test_image_folders_refuse_a_class_only_valid_or_test_has(tmp_path):
+    """A class with validation images and no training ones can never be predicted, and caps the
+    validation accuracy without a word: refused, naming the class and the folder (as for test)."""
+    root = tmp_path / "split"
+    for cls in ("circle", "square"):
+        _img(root / "train" / cls / "0.png")
+        _img(root / "valid" / cls / "0.png")
+    _img(root / "valid" / "triangle" / "0.png")
+    with pytest.raises(DatasetError, match=r"validation split of .*split has class folder\(s\) \['triangle'\] "
+                                           r"that the training folder lacks"):
+        ImageFolders(root)
+    (root / "valid" / "triangle" / "0.png").rename(root / "0.png")
+    (root / "valid" / "triangle").rmdir()
+    _img(root / "test" / "triangle" / "0.png")
+    with pytest.raises(DatasetError, match=r"test split of .*\['triangle'\] that no training or validation"):
+        ImageFolders(root)
+    _img(root / "valid" / "extra" / "0.png")  # valid may lack training classes' folders, not the reverse
+    _img(root / "train" / "extra" / "0.png")
+    _img(root / "train" / "triangle" / "0.png")
+    data, (_, label) = ImageFolders(root)
+    assert label.classes == ["circle", "extra", "square", "triangle"]
+
+
 def test_image_folders_custom_split_names(tmp_path):
     _img(tmp_path / "training" / "0" / "a.png")
     _img(tmp_path / "testing" / "0" / "b.png")

@@ -147,6 +147,33 @@ def test_resume_checks_the_fit_and_an_empty_folder_starts_fresh(mlp_learner, tmp
     assert len(c.history) == 1
 
 
+def test_the_same_call_with_resume_after_ctrl_c_continues_the_stopped_fit(mlp_learner, tmp_path):
+    """A notebook's Ctrl-C: the fit stops mid-epoch after a checkpoint; running the same cell again
+    (same learner, same call with `resume`) continues that fit and ends bit for bit where an
+    uninterrupted fit ends, instead of starting a second fit from the stopped weights."""
+    from hotstart.learner import Callback
+
+    class CtrlC(Callback):
+        def after_batch(self):
+            if self.learner.training and self.learner.fit_state.train_iter == 7:  # epoch 1, batch 3
+                raise KeyboardInterrupt
+
+    ref = mlp_learner()
+    ref.fit_one_cycle(3, 1e-2)
+    learner = mlp_learner()
+    with pytest.raises(KeyboardInterrupt):
+        learner.fit_one_cycle(3, 1e-2, checkpoint_dir=tmp_path, resume=tmp_path, callbacks=[CtrlC()])
+    assert len(learner.history) == 1
+    learner.fit_one_cycle(3, 1e-2, checkpoint_dir=tmp_path, resume=tmp_path)
+    assert learner.fit_index == 0  # the stopped fit, not a second one
+    assert all(torch.equal(v, _state(ref)[k]) for k, v in _state(learner).items())
+    assert _no_time(learner.history) == _no_time(ref.history)
+    assert {p.name.split("-")[1] for p in checkpoints(tmp_path)} == {"000"}
+    # a fit that ended: the next call with `resume` is a new fit (index 1), which has no checkpoint yet
+    learner.fit(1, 1e-3, checkpoint_dir=tmp_path, resume=tmp_path)
+    assert learner.fit_index == 1 and len(learner.history) == 4
+
+
 def test_resume_from_a_folder_that_does_not_exist_is_an_error(mlp_learner, tmp_path):
     learner = mlp_learner()
     with pytest.raises(UsageError, match=r"resume='.*no-such-run': no such folder"):

@@ -22,7 +22,24 @@ from ..errors import UsageError, UsageTypeError
 from .errors import DatasetError
 
 
-class Samples:
+class LazyContainer:
+    """What every container here shares: ``c[i]`` for an index (negative counts from the end),
+    ``c[a:b:k]`` for a lazy `Subset` view (as a list slices), iteration. A subclass provides
+    ``__len__`` and `item` (an index already checked to be in range)."""
+
+    def item(self, i: int):
+        raise NotImplementedError
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return Subset(self, range(*i.indices(len(self))))
+        return self.item(_check_index(i, len(self)))
+
+    def __iter__(self):
+        return (self.item(i) for i in range(len(self)))
+
+
+class Samples(LazyContainer):
     """A lazy container of `n` items: ``samples[i] == getter(i)``, computed on access."""
 
     def __init__(self, n: int, getter: Callable[[int], Any]):
@@ -32,18 +49,14 @@ class Samples:
     def __len__(self):
         return self.n
 
-    def __getitem__(self, i):
-        i = _check_index(i, self.n)
+    def item(self, i):
         return self.getter(i)
-
-    def __iter__(self):
-        return (self[i] for i in range(self.n))
 
     def __repr__(self):
         return f"Samples(n={self.n}, getter={getattr(self.getter, '__name__', self.getter)!r})"
 
 
-class mapobs:  # noqa: N801 - the FastAI.jl / MLUtils name, used like a function
+class mapobs(LazyContainer):  # noqa: N801 - the FastAI.jl / MLUtils name, used like a function
     """Lazily apply `f` to every item of `container`: ``mapobs(f, c)[i] == f(c[i])``."""
 
     def __init__(self, f: Callable[[Any], Any], container: Sequence):
@@ -53,18 +66,14 @@ class mapobs:  # noqa: N801 - the FastAI.jl / MLUtils name, used like a function
     def __len__(self):
         return len(self.container)
 
-    def __getitem__(self, i):
-        i = _check_index(i, len(self))
+    def item(self, i):
         return self.f(self.container[i])
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
 
     def __repr__(self):
         return f"mapobs({getattr(self.f, '__name__', self.f)!r}, <{len(self)} items>)"
 
 
-class Subset:
+class Subset(LazyContainer):
     """The items of `container` at `indices`, in that order, without copying them."""
 
     def __init__(self, container: Sequence, indices: Sequence[int]):
@@ -74,18 +83,14 @@ class Subset:
     def __len__(self):
         return len(self.indices)
 
-    def __getitem__(self, i):
-        i = _check_index(i, len(self))
+    def item(self, i):
         return self.container[self.indices[i]]
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
 
     def __repr__(self):
         return f"Subset(<{len(self)} of {len(self.container)} items>)"
 
 
-class SampleField:
+class SampleField(LazyContainer):
     """Field `k` of each sample of a map-style dataset: ``SampleField(ds, 1)[i] == ds[i][1]``.
 
     A map-style dataset hands out whole samples only, so reading one field reads (and decodes)
@@ -101,12 +106,8 @@ class SampleField:
     def __len__(self):
         return len(self.dataset)
 
-    def __getitem__(self, i):
-        i = _check_index(i, len(self))
+    def item(self, i):
         return self.dataset[i][self.k]
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
 
     def __repr__(self):
         return f"SampleField({type(self.dataset).__name__}, {self.k})"
@@ -245,7 +246,7 @@ def source_index(container, i: int) -> int:
 
 def _check_index(i, n):
     if not isinstance(i, (int, np.integer)):
-        raise TypeError(f"container index must be an integer, got {type(i).__name__}")
+        raise TypeError(f"container index must be an integer or a slice, got {type(i).__name__}")
     i = int(i)
     if i < 0:
         i += n

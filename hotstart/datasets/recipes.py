@@ -52,7 +52,7 @@ def ImageFolders(path: str | os.PathLike, *, train: str | None = "train",  # noq
     which are skipped with a warning naming them (see walk.py); names starting with "." are skipped (``.ipynb_checkpoints``,
     macOS ``._x.jpg``); `extensions` match case-insensitively; a broken file link is an error
     naming it. Targets are class folder names; the classes are those of the train and valid splits,
-    sorted (a test class folder that neither has is an error).
+    sorted (a valid class folder that train lacks, or a test one that neither has, is an error).
     """
     root = require_dir(path, "ImageFolders(path=...)")
     exts = normalize_extensions(extensions)
@@ -85,6 +85,12 @@ def ImageFolders(path: str | os.PathLike, *, train: str | None = "train",  # noq
                 raise DatasetError(f"ImageFolders: class folder {where} has no images with extensions "
                                    f"{list(exts)}; remove it or add images")
     classes = sorted({c for part, folders in parts.items() if role.get(part) != "test" for c in folders})
+    trained = sorted({c for part, folders in parts.items() if role.get(part, "train") == "train" for c in folders})
+    unlearnt = sorted({c for part, folders in parts.items() if role.get(part) == "valid" for c in folders} - set(trained))
+    if unlearnt:
+        raise DatasetError(f"ImageFolders: the validation split of {root} has class folder(s) {unlearnt} that the "
+                           f"training folder lacks; a model cannot learn them, and they would cap the validation "
+                           f"accuracy (training classes: {trained}); add training images for them or remove them")
     unknown = sorted({c for part, folders in parts.items() if role.get(part) == "test" for c in folders} - set(classes))
     if unknown:
         raise DatasetError(f"ImageFolders: the test split of {root} has class folder(s) {unknown} that no "

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..arguments import check_size
 from ..blocks import Block, Image, Keypoints, Mask
 from ..errors import SampleError, UsageError, UsageTypeError
 from .base import Context, Encoding
@@ -55,7 +56,7 @@ class ProjectiveTransforms(Encoding):
     """
 
     def __init__(self, size: Sequence[int] = (128, 128), augment: bool | dict = True):
-        self.size = _as_size(size)
+        self.size = check_size("size", size)
         if isinstance(augment, dict):
             unknown = set(augment) - set(_DEFAULT_AUGMENT)
             if unknown:
@@ -351,13 +352,4 @@ def _random_resized_crop_params(canvas, scale, ratio, rng):
     else:
         w, h = width, height
     return (height - h) // 2, (width - w) // 2, h, w
-
-
-def _as_size(size) -> tuple[int, int]:
-    if isinstance(size, int):
-        size = (size, size)
-    size = tuple(int(s) for s in size)
-    if len(size) != 2 or min(size) < 1:
-        raise UsageError(f"size must be (height, width) with positive values, got {size!r}")
-    return size
 

@@ -337,6 +337,27 @@ def resolve_accelerator(accelerator=None) -> str:
     return "cuda" if acc == "gpu" else acc
 
 
+ACCELERATORS = ("cpu", "cuda", "mps", "tpu")
+"""The device kinds `tasklearner(device=...)` takes once resolved (``"gpu"`` is ``"cuda"``, ``"auto"``
+the best one here): Fabric's accelerators."""
+
+
+def check_accelerator(accelerator: str, argument: str = "device") -> None:
+    """Refuse, naming `argument`, a device kind that is unknown or that this machine lacks, before
+    Fabric would (its message names its own ``accelerator`` argument, not the one the user wrote).
+    A Fabric `Accelerator` object is left to Fabric."""
+    if not isinstance(accelerator, str):
+        return
+    if accelerator not in ACCELERATORS:
+        raise UsageError(f"{argument} must be one of 'auto', 'gpu', {', '.join(repr(a) for a in ACCELERATORS)}, "
+                         f"got {accelerator!r}")
+    if accelerator == "cuda" and not torch.cuda.is_available():
+        raise UsageError(f"{argument} asks for a CUDA GPU, and torch sees none here (torch.cuda.is_available() is "
+                         "False); leave it out, or say 'cpu', to train on the CPU")
+    if accelerator == "mps" and not torch.backends.mps.is_available():
+        raise UsageError(f"{argument} asks for Apple's MPS, which this machine lacks; leave it out to train on the CPU")
+
+
 def make_backend(accelerator=None, devices=None, strategy=None, precision=None, num_nodes=None):
     """Pick the backend: a GPU when one is there (unless told otherwise), Fabric when it is needed.
 

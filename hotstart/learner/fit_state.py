@@ -35,6 +35,7 @@ class FitState:
     opt_step: int = 0             # optimizer steps done in this fit
     skip_batches: int = 0         # batches of the current epoch trained on before a resume
     train_only: bool = False      # training phases only: no validation, no epoch ends (lr_find's sweep)
+    ended: bool = False           # the fit ran to its end (or a callback cancelled it); never saved
 
     @property
     def steps_per_epoch(self) -> int:
@@ -57,6 +58,7 @@ class FitState:
         """Everything but the schedule (a function), as JSON; `total_steps` too, to check a resume."""
         d = asdict(self)
         d.pop("schedule")
+        d.pop("ended")  # a checkpoint is written by a fit that has not ended
         d["total_steps"] = self.total_steps
         return d
 

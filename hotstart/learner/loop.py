@@ -40,7 +40,8 @@ from typing import Any, Sequence
 
 import torch
 
-from ..errors import UsageError
+from ..arguments import check_int, check_number, check_rates
+from ..errors import UsageError, UsageTypeError
 from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
 from .fit_state import FitState, constant_schedule
@@ -279,24 +280,32 @@ class Learner:
         `checkpoint_every` optimizer steps); `resume` continues from the last complete checkpoint
         in that folder (see learner/checkpoint/): a folder that does not exist is an error
         unless it is also `checkpoint_dir`, and a checkpoint of another task or model is refused.
+        After a fit stopped by Ctrl-C or an error, the same call with `resume` continues that fit
+        (in a notebook as in a new process); without `resume` the next fit is a new one.
         A resume in the middle of an epoch reads that epoch's first batches again without training
         on them (the order and augmentations come from the seed, so they are the same batches).
         `detect_anomaly` checks every module's output and gradient on every batch and names the first
         that is not finite (debugging)."""
-        if int(n_epoch) < 1:
-            raise UsageError(f"n_epoch must be at least 1, got {n_epoch!r}")
+        n_epoch = check_int("n_epoch", n_epoch, minimum=1)
+        if schedule is None:  # fit_one_cycle checked its own rates (lr_max) already
+            check_rates("lr", lr)
+        if wd is not None:
+            check_number("wd", wd, minimum=0)
         if detect_anomaly:  # every module's output and gradient, every batch (callbacks/detect_anomaly.py)
             from .callbacks.detect_anomaly import DetectAnomaly
 
             callbacks = [*callbacks, DetectAnomaly()]
-        if int(accumulate) < 1:
-            raise UsageError(f"accumulate must be at least 1, got {accumulate!r}")
-        if checkpoint_every is not None and int(checkpoint_every) < 1:
-            raise UsageError(f"checkpoint_every must be at least 1, got {checkpoint_every!r}")
+        accumulate = check_int("accumulate", accumulate, minimum=1)
+        if checkpoint_every is not None:
+            check_int("checkpoint_every", checkpoint_every, minimum=1)
         if self.train_loader is None:
             raise UsageError("this learner has no data to fit on: pass data to tasklearner / load_learner")
         self.setup()
         index = 0 if self.fit_state is None else self.fit_state.fit_index + 1  # each fit gets its own seed
+        if resume is not None and self.fit_state is not None and not self.fit_state.ended:
+            # this learner's last fit was stopped (Ctrl-C, an error): a resume continues that fit, with
+            # its seed, as a fresh process running the same script would (its first fit is index 0)
+            index = self.fit_state.fit_index
         self.fit_state = fs = FitState(n_epoch=int(n_epoch), n_iter=len(self._train_dl), accumulate=int(accumulate),
                                        fit_seed=derive_seed(self.seed, index), fit_index=index,
                                        schedule=schedule or constant_schedule(lr))
@@ -307,10 +316,14 @@ class Learner:
 
             ckpt = checkpoint_to_resume(resume, checkpoint_dir)
             if ckpt is not None and ckpt.fit_index > index:  # this fit finished before the kill
+                fs.ended = True
                 return self
         with seeded_torch_rng(fs.fit_seed, self.device), self.model_context(), self.added_cbs(callbacks):
             self._prepare_optimizer(lr, wd, reset_opt or self.opt is None)
             self.model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
+            # a callback that makes this fit a sweep (lr_find's): training phases only, and every
+            # callback's before_fit already sees it (EMA does not average a sweep)
+            fs.train_only = fs.train_only or any(getattr(cb, "sweep", False) for cb in self.cbs)
             self.n_epoch, first_epoch = fs.n_epoch, 0
             self._checkpointer = None
             if checkpoint_dir is not None:
@@ -349,6 +362,7 @@ class Learner:
                     self._checkpointer.close()  # its lock on the folder
                 self._checkpointer = None
                 self.event("after_fit")  # also on errors and KeyboardInterrupt: history is kept
+        self.fit_state.ended = True  # not reached when an error or Ctrl-C ended it: `resume` continues it
         return self
 
     def _decide_compile(self, fs: FitState) -> None:
@@ -458,6 +472,15 @@ class Learner:
         (`reset_opt`, `accumulate`, `checkpoint_dir`, `checkpoint_every`, `resume`) go to `fit`."""
         from .choices import Choice
 
+        if "lr" in kwargs:  # fastai's name for this rate is lr_max too; fit's `lr` would be overridden
+            raise UsageTypeError("fit_one_cycle takes its peak learning rate as lr_max (fit_one_cycle(n, lr_max=...)), "
+                                 f"not lr (got lr={kwargs['lr']!r})")
+        if lr_max is not None:
+            check_rates("lr_max", lr_max)
+        if pct_start is not None:
+            check_number("pct_start", pct_start, minimum=0, maximum=1)
+        check_number("div", div, minimum=1e-12)
+        check_number("div_final", div_final, minimum=1e-12)
         task_lr, task_pct = (None, None) if self.task is None else (self.task.default_lr, self.task.default_pct_start)
         said = []  # what the task chose, for the fit's first line
         if lr_max is None:  # the task's suggestion (tasks/base.py `default_lr`), else 1e-3
@@ -513,6 +536,8 @@ class Learner:
         learning rate for the backbone (`base_lr / 2 / lr_mult`) than for the head (`base_lr / 2`),
         spread over the layer groups as ``lr_max=slice(base_lr / 2 / lr_mult, base_lr / 2)``.
         One optimizer serves both phases, so Adam's moments carry over (as in fastai)."""
+        check_number("base_lr", base_lr, minimum=0)
+        check_int("freeze_epochs", freeze_epochs, minimum=0)
         self.freeze()
         if freeze_epochs > 0:
             self.fit_one_cycle(freeze_epochs, base_lr, pct_start=0.99, **kwargs)
@@ -583,6 +608,9 @@ class Learner:
         It runs in the learner's own forked RNG, seeded from `seed`: the caller's RNG is untouched."""
         self.setup()
         loader = self._valid_dl if loader is None else loader
+        if loader is None:  # a learner loaded without data (load_learner(folder))
+            raise UsageError("this learner has no validation data: pass it (learner.validate(data) takes a Data "
+                             "or an (inputs, targets) pair), or load the learner with load_learner(folder, data=...)")
         with seeded_torch_rng(self.seed, self.device), self.model_context():
             return self._eval_loop(loader, keep=keep, transform=transform, events=events, epoch=epoch, seed=self.seed)
 

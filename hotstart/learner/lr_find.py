@@ -80,6 +80,7 @@ class LRFinder(Callback):
     times its best so far or is not finite."""
 
     order = 100  # after every other callback has seen the batch
+    sweep = True  # the fit is a sweep (FitState.train_only), known before any callback's before_fit
 
     def __init__(self, start_lr=1e-7, end_lr=10.0, num_it=100, beta=0.98, stop_div=4.0):
         self.start_lr, self.end_lr, self.num_it = float(start_lr), float(end_lr), int(num_it)
@@ -93,7 +94,6 @@ class LRFinder(Callback):
 
     def before_fit(self):
         learner = self.learner
-        learner.fit_state.train_only = True  # no validation, no epoch ends
         model = learner.task_model()
         self._model = copy.deepcopy(model.state_dict())
         self._training = model.training

@@ -36,16 +36,16 @@ learner was built at, when each fit starts.
 """
 from __future__ import annotations
 
+from ..arguments import check_size
 from ..errors import UsageError
 from ..tasks.checks import ModelTaskMismatch
 from .callbacks.base import Callback
 
 
-def _as_size(size):
-    """A size as a task's JSON holds it: ``[h, w]`` (an int is a square)."""
-    if isinstance(size, (tuple, list)):
-        return list(size)
-    return [size, size] if isinstance(size, int) else size
+def _as_size(size, name: str = "size"):
+    """A size as a task's JSON holds it: ``[h, w]`` (an int is a square; anything else refused,
+    naming `name`: arguments.check_size)."""
+    return list(check_size(name, size))
 
 
 class ProgressiveResize(Callback):
@@ -59,7 +59,7 @@ class ProgressiveResize(Callback):
         sizes = list(sizes)
         if not sizes or len(sizes) > int(n_epoch):
             raise UsageError(f"sizes= needs 1 to n_epoch ({n_epoch}) sizes, one or more epochs each; got {sizes!r}")
-        self.sizes, self.n_epoch = [_as_size(s) for s in sizes], int(n_epoch)
+        self.sizes, self.n_epoch = [_as_size(s, f"sizes[{i}]") for i, s in enumerate(sizes)], int(n_epoch)
 
     def size_at(self, epoch: int):
         return self.sizes[int(epoch) * len(self.sizes) // self.n_epoch]

@@ -173,8 +173,10 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
     Returns:
         learner (Learner): the learner, not yet trained: call ``fit_one_cycle``, ``fine_tune`` or ``fit``.
     """
+    from ..arguments import check_int, check_number
     from ..datasets.decoded_cache import check_cache
-    from .backend import make_backend, resolve_accelerator
+    from ..tasks.base import check_task
+    from .backend import check_accelerator, make_backend, resolve_accelerator
     from .choices import Choice
     from .compiling import check_compile
     from .data import TaskDataset, make_loader
@@ -186,12 +188,15 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
     from ..models.user_module import module_config
     from .rng import fresh_seed, seeded_torch_rng
 
-    seed = fresh_seed() if seed is None else int(seed)
+    check_task(task)
+    seed = fresh_seed() if seed is None else check_int("seed", seed)
     compile = "auto" if compile is None else compile
     check_compile(compile)
     check_cache(cache)
-    if batch_size is not None and int(batch_size) < 1:
-        raise UsageError(f"batch_size must be at least 1, got {batch_size!r}")
+    if batch_size is not None:
+        batch_size = check_int("batch_size", batch_size, minimum=1)
+    check_number("valid_pct", valid_pct, minimum=0, maximum=1)  # split_random says why 0 and 1 are refused
+    check_number("wd", wd, minimum=0)
     if backbone is not None and model is not None:
         raise UsageError("pass either backbone= (a timm name or module, the task adds its head) or model= (complete), not both")
     given_model = model is not None  # the user's complete model: no compile-cache key names it
@@ -238,6 +243,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
 
     dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
     accelerator = resolve_accelerator(device or (dev.accelerator if dev else None))
+    check_accelerator(accelerator, f"device={device!r}" if device else f"{type(dev).__name__}({dev.accelerator!r})"
+                      if dev else "device")
     requested = precision or (dev.precision if dev else None)
     # with or without data: a model loaded to predict predicts as the learner that saved it did
     chosen, why = choose_precision(requested, accelerator=accelerator, bf16_by_default=task.bf16_by_default)
@@ -335,12 +342,13 @@ def _split(task, data, validdata, valid_pct, seed):
     _check_targets(task, data)
     if validdata is not None:
         validdata = as_data(validdata)
-        _check_targets(task, validdata)
+        _check_targets(task, validdata, of=" of validdata")
     return split_train_valid(data, valid_pct, seed, validdata)
 
 
-def _check_targets(task, data) -> None:
-    """Targets are cheap to read (no I/O): check them all now, not at batch 300 of epoch 2.
+def _check_targets(task, data, of: str = "") -> None:
+    """Targets are cheap to read (no I/O): check them all now, not at batch 300 of epoch 2. `of`
+    says which dataset the sample belongs to in the error (" of validdata").
 
     Not for a map-style dataset (``dataset[i] -> (x, y)``): its targets come only with whole
     samples, images included, so reading them all would cost an epoch before the first one. Those
@@ -352,4 +360,4 @@ def _check_targets(task, data) -> None:
         return
     block = task.target_block
     for i in range(len(data[1])):
-        block.validate(data[1][i], where=f"target of sample {i}")
+        block.validate(data[1][i], where=f"target of sample {i}{of}")

@@ -320,6 +320,18 @@ class SupervisedTask(Kinded, family="task"):
 SupervisedTask._kinds.register(SupervisedTask)  # the base class is a task of its own ("SupervisedTask")
 
 
+def check_task(task) -> None:
+    """Refuse a `task` argument that is not a task object, saying what to pass: a task's name or
+    its class (not called with the blocks) would otherwise fail later, far from the call."""
+    if isinstance(task, SupervisedTask):
+        return
+    if isinstance(task, type) and issubclass(task, SupervisedTask):
+        raise UsageTypeError(f"task must be a task object, got the class {task.__name__}: build one from the "
+                             f"blocks, e.g. {task.__name__}(blocks)")
+    raise UsageTypeError(f"task must be a task object such as ImageClassificationSingle(blocks), got {task!r} "
+                         f"({type(task).__name__})")
+
+
 def _describe_value(v) -> str:
     if hasattr(v, "shape") and hasattr(v, "dtype"):
         return f"{tuple(v.shape)} {str(v.dtype).replace('torch.', '')}"

@@ -125,7 +125,9 @@ class EMA(Callback):
         self._averaging = not fs.train_only and fs.total_steps >= self.min_steps
         if self._averaging:  # the copy of the model is made by the first fit that averages
             self._make()
-        if self.said_as is not None and not fs.train_only:
+        if self.said_as is not None and fs.train_only:  # lr_find's sweep: no average, and no word of the last fit's
+            self.learner.choices.pop("ema", None)
+        elif self.said_as is not None:
             self._say(fs.total_steps)
 
     def _say(self, steps: int) -> None:

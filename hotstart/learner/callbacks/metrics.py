@@ -11,9 +11,11 @@ are built on first use, not when the learner is built, so a run that never valid
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import torch
 
+from ...errors import UsageTypeError
 from .base import Callback
 
 
@@ -41,6 +43,7 @@ class Metrics(Callback):
     order = -5
 
     def __init__(self, metrics=None, activation=None):
+        check_metrics(metrics)
         self._spec = metrics  # dict name -> metric (torchmetrics protocol), or a callable returning one
         self.activation = activation
         self._metrics = None
@@ -90,3 +93,24 @@ class Metrics(Callback):
             return
         self.values, (loss_sum,) = read_on_host(self._metrics, self._loss_sum, sum_over_processes=backend.sum_tensors)
         self.valid_loss = loss_sum / n
+
+
+METRIC_METHODS = ("update", "compute", "reset", "to")
+"""What `Metrics` calls on a metric object (torchmetrics' protocol)."""
+
+
+def check_metrics(metrics) -> None:
+    """Refuse a ``metrics=`` that is not None, a callable, or a dict of metric objects, naming the
+    key whose object lacks torchmetrics' methods: a list of names (fastai's habit) or of classes
+    would otherwise fail at the first validation, far from the call."""
+    example = "e.g. {'accuracy': torchmetrics.Accuracy(task='multiclass', num_classes=10)}"
+    if metrics is None or callable(metrics):
+        return
+    if not isinstance(metrics, Mapping):
+        raise UsageTypeError(f"metrics must be a dict of name -> metric object (torchmetrics' protocol), {example}; "
+                             f"got {metrics!r}")
+    for name, metric in metrics.items():
+        missing = [m for m in METRIC_METHODS if not callable(getattr(metric, m, None))]
+        if isinstance(metric, type) or missing:
+            raise UsageTypeError(f"metrics[{name!r}] must be a metric object with {', '.join(METRIC_METHODS)} "
+                                 f"(torchmetrics' protocol), {example}; got {metric!r}")
