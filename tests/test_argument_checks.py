@@ -9,17 +9,23 @@ import pytest
 import torch
 
 from hotstart import ImageClassificationSingle, tasklearner
-from hotstart.arguments import check_int, check_number, check_rates, check_size
+from hotstart.arguments import check_int, check_number, check_size
 from hotstart.errors import UsageError, UsageTypeError
+from hotstart.learner.optim import check_lr
 
 
 def test_the_number_checks_name_the_argument_and_keep_good_values():
     import numpy as np
 
     assert check_int("epochs", np.int64(3), minimum=1) == 3 and check_number("wd", np.float32(0.5)) == 0.5
+    assert check_int("epochs", torch.tensor(2)) == 2 and check_number("wd", np.array(0.25)) == 0.25  # 0-d
     assert check_size("size", 16) == (16, 16) and check_size("size", [8, np.int32(12)]) == (8, 12)
-    for value in (slice(1e-5, 1e-3), slice(1e-3), (1e-4, 1e-3), [1e-3], 0.0):
-        assert check_rates("lr", value) is value
+    assert check_size("size", (n for n in (8, 8))) == (8, 8) and check_size("size", torch.tensor([4, 6])) == (4, 6)
+    for value in (slice(1e-5, 1e-3), slice(1e-3), (1e-4, 1e-3), [1e-3], 0.0, torch.tensor(1e-3),
+                  [torch.tensor(1e-4), np.float64(1e-3)]):
+        assert check_lr("lr", value) is value
+    with pytest.raises(UsageError, match=r"lr: a learning-rate slice needs a stop"):
+        check_lr("lr", slice(1e-5, None))
     for bad in ("3", 1.5, True, None):
         with pytest.raises(UsageTypeError, match="epochs must be an integer"):
             check_int("epochs", bad)
@@ -34,7 +40,7 @@ def test_the_number_checks_name_the_argument_and_keep_good_values():
             check_size("size", bad)
     for bad in ("3e-3", slice("a", 1e-3), (), -1e-3, float("inf")):
         with pytest.raises(UsageError, match="lr must"):
-            check_rates("lr", bad)
+            check_lr("lr", bad)
 
 
 def test_a_string_size_is_refused_not_read_as_digits(digits_small):
@@ -59,6 +65,12 @@ def test_a_string_size_is_refused_not_read_as_digits(digits_small):
 def test_tasklearner_refuses_a_wrong_argument_naming_it(make_learner, kwargs, message):
     with pytest.raises(UsageError, match=message):
         make_learner(**kwargs)
+
+
+def test_valid_pct_none_is_fine_where_it_is_not_used(make_learner, digits_small):
+    data, _ = digits_small
+    learner = make_learner(data=data.subset(range(100)), validdata=data.subset(range(100, 140)), valid_pct=None)
+    assert len(learner.valid_loader.dataset) == 40
 
 
 def test_a_device_this_machine_lacks_is_named_as_the_user_wrote_it(make_learner, monkeypatch):
@@ -90,6 +102,7 @@ def test_tasklearner_refuses_what_is_not_a_task(digits_small):
     (lambda learner: learner.fit(1, 1e-3, wd=-1), "wd must be at least 0"),
     (lambda learner: learner.fit(1, 1e-3, accumulate=1.0), "accumulate must be an integer"),
     (lambda learner: learner.fine_tune(1, base_lr="2e-3"), "base_lr must be a number"),
+    (lambda learner: learner.fit_one_cycle(1, slice(1e-5, None)), "lr_max: a learning-rate slice needs a stop"),
 ])
 def test_fit_refuses_a_wrong_argument_before_any_step(make_learner, call, message):
     learner = make_learner()
@@ -98,6 +111,15 @@ def test_fit_refuses_a_wrong_argument_before_any_step(make_learner, call, messag
         call(learner)
     assert all(torch.equal(v, before[k]) for k, v in learner.model.state_dict().items())
     assert learner.history == []
+
+
+def test_tensor_rates_and_counts_train_as_numbers_do(make_learner):
+    """torch's optimizers take a 0-d tensor rate; such rates (and counts) pass the checks and train
+    as the numbers they hold (a float32 tensor's 1e-3 is 1.00000005e-3: close, not equal)."""
+    a, b = make_learner(), make_learner()
+    a.fit_one_cycle(1, 1e-3, wd=0.01)
+    b.fit_one_cycle(torch.tensor(1), torch.tensor(1e-3), wd=torch.tensor(0.01))
+    assert len(b.history) == 1 and b.history[-1]["train_loss"] == pytest.approx(a.history[-1]["train_loss"], rel=1e-3)
 
 
 def test_a_bad_target_in_validdata_says_validdata(make_learner, digits_small):

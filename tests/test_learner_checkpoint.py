@@ -174,6 +174,38 @@ def test_the_same_call_with_resume_after_ctrl_c_continues_the_stopped_fit(mlp_le
     assert learner.fit_index == 1 and len(learner.history) == 4
 
 
+def test_a_resume_continues_only_the_stopped_fit_itself(mlp_learner, tmp_path):
+    """Only a call that is the stopped fit again (its length and schedule) continues it: re-running
+    fine_tune after a stop in its second phase starts with the first phase, another fit, which
+    must neither take the second phase's checkpoint nor fail on it; and a fit stopped before its
+    first checkpoint has nothing to continue from, so the call is a new fit (as before)."""
+    from hotstart.learner import Callback
+
+    class CtrlCAt(Callback):
+        def __init__(self, fit_index, train_iter):
+            self.at = (fit_index, train_iter)
+
+        def after_batch(self):
+            if self.learner.training and (self.learner.fit_index, self.learner.fit_state.train_iter) == self.at:
+                raise KeyboardInterrupt
+
+    learner = mlp_learner()
+    stop = CtrlCAt(1, 7)  # phase 2 (fit 1), after its epoch-0 checkpoint
+    learner.add_cb(stop)
+    with pytest.raises(KeyboardInterrupt):
+        learner.fine_tune(2, freeze_epochs=1, checkpoint_dir=tmp_path / "a", resume=tmp_path / "a")
+    learner.remove_cb(stop)
+    learner.fine_tune(2, freeze_epochs=1, checkpoint_dir=tmp_path / "a", resume=tmp_path / "a")
+    assert learner.fit_index == 3 and len(learner.history) == 1 + 1 + 1 + 2  # new fits, as without resume
+
+    learner = mlp_learner()
+    with pytest.raises(KeyboardInterrupt):  # epoch 0, batch 3: no checkpoint yet
+        learner.fit_one_cycle(2, 1e-2, checkpoint_dir=tmp_path / "b", resume=tmp_path / "b",
+                              callbacks=[CtrlCAt(0, 3)])
+    learner.fit_one_cycle(2, 1e-2, checkpoint_dir=tmp_path / "b", resume=tmp_path / "b")
+    assert learner.fit_index == 1 and len(learner.history) == 2
+
+
 def test_resume_from_a_folder_that_does_not_exist_is_an_error(mlp_learner, tmp_path):
     learner = mlp_learner()
     with pytest.raises(UsageError, match=r"resume='.*no-such-run': no such folder"):

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..arguments import is_int
 from ..errors import UsageError, UsageTypeError
 from .errors import DatasetError
 
@@ -245,7 +246,7 @@ def source_index(container, i: int) -> int:
 
 
 def _check_index(i, n):
-    if not isinstance(i, (int, np.integer)):
+    if not is_int(i):
         raise TypeError(f"container index must be an integer or a slice, got {type(i).__name__}")
     i = int(i)
     if i < 0:

@@ -54,6 +54,16 @@ class FitState:
         size = min(k, self.n_iter - start)
         return i == start, i == start + size - 1, size
 
+    def same_fit(self, other: "FitState") -> bool:
+        """Whether `other` is this fit again: the same epochs, batches and accumulation, and the same
+        schedule (learning rates and momentum) at its first, middle and last steps. `Learner.fit`
+        continues a stopped fit from its checkpoint only when the new call is that fit (a re-run of
+        `fine_tune` starts with its first phase, which is another fit)."""
+        if (self.n_epoch, self.n_iter, self.accumulate) != (other.n_epoch, other.n_iter, other.accumulate):
+            return False
+        total = self.total_steps
+        return all(self.schedule(s, total) == other.schedule(s, total) for s in {0, total // 2, max(0, total - 1)})
+
     def to_dict(self) -> dict:
         """Everything but the schedule (a function), as JSON; `total_steps` too, to check a resume."""
         d = asdict(self)

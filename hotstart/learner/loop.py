@@ -40,13 +40,13 @@ from typing import Any, Sequence
 
 import torch
 
-from ..arguments import check_int, check_number, check_rates
+from ..arguments import check_int, check_number
 from ..errors import UsageError, UsageTypeError
 from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
 from .fit_state import FitState, constant_schedule
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
-from .optim import as_tuple, group_lrs, set_hyper
+from .optim import as_tuple, check_lr, group_lrs, set_hyper
 from .schedule import one_cycle_at
 
 
@@ -280,15 +280,16 @@ class Learner:
         `checkpoint_every` optimizer steps); `resume` continues from the last complete checkpoint
         in that folder (see learner/checkpoint/): a folder that does not exist is an error
         unless it is also `checkpoint_dir`, and a checkpoint of another task or model is refused.
-        After a fit stopped by Ctrl-C or an error, the same call with `resume` continues that fit
-        (in a notebook as in a new process); without `resume` the next fit is a new one.
+        After a fit stopped by Ctrl-C or an error past its first checkpoint, the same call (the same
+        length and schedule) with `resume` continues that fit, in a notebook as in a new process;
+        any other call, or one without `resume`, is a new fit.
         A resume in the middle of an epoch reads that epoch's first batches again without training
         on them (the order and augmentations come from the seed, so they are the same batches).
         `detect_anomaly` checks every module's output and gradient on every batch and names the first
         that is not finite (debugging)."""
         n_epoch = check_int("n_epoch", n_epoch, minimum=1)
         if schedule is None:  # fit_one_cycle checked its own rates (lr_max) already
-            check_rates("lr", lr)
+            check_lr("lr", lr)
         if wd is not None:
             check_number("wd", wd, minimum=0)
         if detect_anomaly:  # every module's output and gradient, every batch (callbacks/detect_anomaly.py)
@@ -301,23 +302,26 @@ class Learner:
         if self.train_loader is None:
             raise UsageError("this learner has no data to fit on: pass data to tasklearner / load_learner")
         self.setup()
-        index = 0 if self.fit_state is None else self.fit_state.fit_index + 1  # each fit gets its own seed
-        if resume is not None and self.fit_state is not None and not self.fit_state.ended:
-            # this learner's last fit was stopped (Ctrl-C, an error): a resume continues that fit, with
-            # its seed, as a fresh process running the same script would (its first fit is index 0)
-            index = self.fit_state.fit_index
-        self.fit_state = fs = FitState(n_epoch=int(n_epoch), n_iter=len(self._train_dl), accumulate=int(accumulate),
-                                       fit_seed=derive_seed(self.seed, index), fit_index=index,
-                                       schedule=schedule or constant_schedule(lr))
-        self._decide_compile(fs)
         ckpt = None
         if resume is not None:
             from .checkpoint import checkpoint_to_resume
 
             ckpt = checkpoint_to_resume(resume, checkpoint_dir)
-            if ckpt is not None and ckpt.fit_index > index:  # this fit finished before the kill
-                fs.ended = True
-                return self
+        stopped = self.fit_state if self.fit_state is not None and not self.fit_state.ended else None
+        index = 0 if self.fit_state is None else self.fit_state.fit_index + 1  # each fit gets its own seed
+        fs = FitState(n_epoch=n_epoch, n_iter=len(self._train_dl), accumulate=accumulate,
+                      fit_seed=derive_seed(self.seed, index), fit_index=index, schedule=schedule or constant_schedule(lr))
+        if ckpt is not None and stopped is not None and ckpt.fit_index == stopped.fit_index \
+                and self.opt is not None and stopped.same_fit(fs):
+            # this learner's last fit was stopped (Ctrl-C, an error) after a checkpoint, and this call
+            # is that fit again (its length and schedule): it continues it, with its index and seed,
+            # as a new process running the same script would
+            fs.fit_index, fs.fit_seed = stopped.fit_index, stopped.fit_seed
+        self.fit_state = fs
+        self._decide_compile(fs)
+        if ckpt is not None and ckpt.fit_index > fs.fit_index:  # this fit finished before the kill
+            fs.ended = True
+            return self
         with seeded_torch_rng(fs.fit_seed, self.device), self.model_context(), self.added_cbs(callbacks):
             self._prepare_optimizer(lr, wd, reset_opt or self.opt is None)
             self.model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
@@ -476,7 +480,7 @@ class Learner:
             raise UsageTypeError("fit_one_cycle takes its peak learning rate as lr_max (fit_one_cycle(n, lr_max=...)), "
                                  f"not lr (got lr={kwargs['lr']!r})")
         if lr_max is not None:
-            check_rates("lr_max", lr_max)
+            check_lr("lr_max", lr_max)
         if pct_start is not None:
             check_number("pct_start", pct_start, minimum=0, maximum=1)
         check_number("div", div, minimum=1e-12)

@@ -10,9 +10,12 @@ reproducible bit for bit. Parameters the fused kernels do not take fall back to 
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
-from ..errors import UsageError
+from ..arguments import is_number, scalar
+from ..errors import UsageError, UsageTypeError
 
 _FUSED_DEVICES = ("cpu", "cuda")
 
@@ -42,6 +45,23 @@ def make_optimizer(optimizer, param_groups, *, lr: float, wd: float):
 def _fused_ok(groups) -> bool:
     params = [p for g in groups for p in g["params"]]
     return bool(params) and all(p.is_floating_point() and p.device.type in _FUSED_DEVICES for p in params)
+
+
+def check_lr(name: str, lr):
+    """Refuse, naming `name`, a learning rate the optimizer would refuse later or deep inside torch:
+    each of `as_tuple`'s rates must be a finite number, not negative (a 0-d tensor or array is a
+    number), a slice needs its stop, a sequence at least one rate. Returns `lr` unchanged."""
+    if isinstance(lr, slice) and lr.stop is None:
+        raise UsageError(f"{name}: a learning-rate slice needs a stop, e.g. slice(1e-5, 1e-3); got {lr!r}")
+    rates = as_tuple(lr)
+    if not rates:
+        raise UsageError(f"{name} must hold at least one rate, got {lr!r}")
+    for rate in rates:
+        if not is_number(rate):
+            raise UsageTypeError(f"{name} must be a number, a sequence of numbers or a slice of them, got {lr!r}")
+        if not (math.isfinite(float(scalar(rate))) and float(scalar(rate)) >= 0):
+            raise UsageError(f"{name} must be finite and not negative, got {lr!r}")
+    return lr
 
 
 def as_tuple(lr) -> tuple:

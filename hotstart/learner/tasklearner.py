@@ -195,7 +195,8 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
     check_cache(cache)
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, minimum=1)
-    check_number("valid_pct", valid_pct, minimum=0, maximum=1)  # split_random says why 0 and 1 are refused
+    if valid_pct is not None:  # used only without validdata or a valid split; split_random refuses 0 and 1
+        check_number("valid_pct", valid_pct, minimum=0, maximum=1)
     check_number("wd", wd, minimum=0)
     if backbone is not None and model is not None:
         raise UsageError("pass either backbone= (a timm name or module, the task adds its head) or model= (complete), not both")
