@@ -58,6 +58,7 @@ def test_a_string_size_is_refused_not_read_as_digits(digits_small):
     ({"seed": "abc"}, "seed must be an integer"),
     ({"metrics": ["accuracy"]}, r"metrics must be a dict of name -> metric object"),
     ({"metrics": {"acc": "accuracy"}}, r"metrics\['acc'\] must be a metric object"),
+    ({"metrics": [("acc", None)]}, r"metrics\['acc'\] must be a metric object"),
     ({"precision": "fp32"}, "precision must be one of .*; for 'fp32' say '32-true'"),
     ({"precision": "bf17"}, "precision must be one of"),
     ({"device": "tpux"}, "device='tpux' must be one of 'auto', 'gpu', 'cpu'"),
@@ -65,6 +66,13 @@ def test_a_string_size_is_refused_not_read_as_digits(digits_small):
 def test_tasklearner_refuses_a_wrong_argument_naming_it(make_learner, kwargs, message):
     with pytest.raises(UsageError, match=message):
         make_learner(**kwargs)
+
+
+def test_metrics_as_name_metric_pairs_are_taken_as_a_dict_is(make_learner):
+    from hotstart.metrics import MulticlassAccuracy
+
+    learner = make_learner(metrics=[("acc", MulticlassAccuracy(10))])
+    assert set(learner.validate()) == {"loss", "acc"}
 
 
 def test_valid_pct_none_is_fine_where_it_is_not_used(make_learner, digits_small):

@@ -106,10 +106,11 @@ def check_metrics(metrics) -> None:
     example = "e.g. {'accuracy': torchmetrics.Accuracy(task='multiclass', num_classes=10)}"
     if metrics is None or callable(metrics):
         return
-    if not isinstance(metrics, Mapping):
+    pairs = isinstance(metrics, (list, tuple)) and all(isinstance(p, tuple) and len(p) == 2 for p in metrics)
+    if not (isinstance(metrics, Mapping) or pairs):  # (name, metric) pairs are a dict's items: taken
         raise UsageTypeError(f"metrics must be a dict of name -> metric object (torchmetrics' protocol), {example}; "
                              f"got {metrics!r}")
-    for name, metric in metrics.items():
+    for name, metric in (metrics.items() if isinstance(metrics, Mapping) else metrics):
         missing = [m for m in METRIC_METHODS if not callable(getattr(metric, m, None))]
         if isinstance(metric, type) or missing:
             raise UsageTypeError(f"metrics[{name!r}] must be a metric object with {', '.join(METRIC_METHODS)} "
