@@ -86,6 +86,8 @@ def main(argv=None) -> int:
     ap.add_argument("--top-k", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="one JSON object per image")
     args = ap.parse_args(argv)
+    if args.top_k < 1:  # as `hotstart predict` refuses it (a slice [:0] or [:-3] printed nonsense)
+        ap.error(f"--top-k must be at least 1, got {args.top_k}")
     try:
         predictor = Predictor.load(args.model)
     except (FileNotFoundError, ValueError) as e:

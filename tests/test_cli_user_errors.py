@@ -53,6 +53,25 @@ def test_export_options_that_do_not_go_together(tmp_path, capsys, make_learner):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # nothing was written
 
 
+def test_export_refuses_before_exporting_what_it_could_not_write_usefully(tmp_path, capsys, make_learner):
+    """A --out suffix of another format (or none a reader opens), and a C folder holding files a C
+    export does not write (the docs once built the harness binary inside it): refused at once."""
+    model = make_learner().save(tmp_path / "model")
+    cases = [(["--format", "onnx", "--out", str(tmp_path / "m.tflite")], ("names a tflite file", "--format is onnx")),
+             (["--out", str(tmp_path / "m.txt")], ("a onnx file ends in .onnx",)),
+             (["--format", "pte", "--out", str(tmp_path / "m")], ("a pte file ends in .pte",))]
+    for args, words in cases:
+        _one_line(capsys, main(["export", str(model), *args]), *words)
+    folder = tmp_path / "digits-c"
+    folder.mkdir()
+    (folder / "model.c").write_text("/* an earlier export */")
+    (folder / "harness").write_bytes(b"\x7fELF")
+    _one_line(capsys, main(["export", str(model), "--format", "c", "--out", str(folder)]),
+              "holds files a C export does not write (harness)", "nothing was changed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["digits-c", "model"]
+    assert sorted(p.name for p in folder.iterdir()) == ["harness", "model.c"]
+
+
 def test_a_text_cell_in_a_numeric_column_names_the_cell_and_the_flag(tmp_path, capsys):
     """The column becomes categorical with a warning that names the file, the line, the column
     and the cell, and the flag that changes it (issue 32: it suggested ``continuous=[...]``, which

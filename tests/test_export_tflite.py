@@ -140,5 +140,12 @@ def test_foreign_and_damaged_tflite_files_are_refused(tflite, tmp_path, capsys):
         LiteRtRuntime.load(tflite_file.embed_metadata(data, without))
     with pytest.raises(MetadataError, match="not a .tflite file"):
         LiteRtRuntime.load(b"\x00" * 64)
+    for cut in (100, 1_000, len(data) // 2):  # cut short: one line naming the file, not a struct.error
+        short = tmp_path / f"cut-{cut}.tflite"
+        short.write_bytes(data[:cut])
+        with pytest.raises(SavedModelError, match=f"cut-{cut}.tflite: a damaged .tflite file"):
+            open_file(short)
+        assert main(["predict", str(short), str(tmp_path / "x.png")]) == 1
+        assert f"cut-{cut}.tflite: a damaged .tflite file" in capsys.readouterr().err
     with pytest.raises(UsageError, match="runtime 'iree' does not run .tflite files; these do: litert, tflite-micro"):
         open_file(tflite.int8, runtime="iree")

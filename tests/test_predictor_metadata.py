@@ -180,6 +180,10 @@ def test_the_command_line_reports_damaged_metadata_as_one_line(tmp_path, capsys)
     assert main([str(path), str(tmp_path / "x.png")]) == 1
     err = capsys.readouterr().err
     assert "metadata key 'classes'" in err and "Traceback" not in err
+    for bad in ("0", "-3"):  # as `hotstart predict` refuses them: a slice [:0] printed no class at all
+        with pytest.raises(SystemExit) as stop:
+            main([str(path), str(tmp_path / "x.png"), "--top-k", bad])
+        assert stop.value.code == 2 and f"--top-k must be at least 1, got {bad}" in capsys.readouterr().err
 
 
 def test_non_finite_outputs_are_an_error_line_not_invalid_json(tmp_path, capsys):

@@ -229,6 +229,12 @@ def test_cli_list_dry_run_status_and_clear(tmp_path, capsys):
     assert "SmallCNN|in1|32x32" in out.stdout
     out = cli("--only", "nothing-matches")
     assert out.returncode == 2 and "matches no workload" in out.stderr
+    out = cli("--dry-run", "--only", "digits*,nosuch")  # one pattern matching nothing is not dropped silently
+    assert out.returncode == 2 and "['nosuch'] matches no workload" in out.stderr
+    out = cli("--dry-run", "--only", "")  # would have selected every workload
+    assert out.returncode == 2 and "--only needs workload names" in out.stderr
+    out = cli("--clear", "--only", "digits-smalcnn-32-cpu")  # a typo: refused before anything is deleted
+    assert out.returncode == 2 and "matches no workload" in out.stderr and (tmp_path / "manifest.json").exists()
     out = cli("--clear")
     assert out.returncode == 0 and not (tmp_path / "manifest.json").exists()
 

@@ -91,6 +91,7 @@ def run(args) -> int:
         raise UsageError("export: pass --out FILE (and/or --bundle DIR)")
     suffix = Path(args.out).suffix.lower() if args.out else ""
     fmt = args.format or SUFFIXES.get(suffix, "onnx")
+    check_suffix(args.out, suffix, fmt)
     if (args.harness or args.ram_limit is not None) and fmt != "c":
         raise UsageError("export: --harness and --ram-limit are for --format c")
     if fmt == "c" and str(args.model_dir).lower().endswith(".onnx"):
@@ -141,6 +142,24 @@ def _onnx_to_c(args) -> int:
     return 0
 
 
+def check_suffix(out, suffix: str, fmt: str) -> None:
+    """Refuse an --out whose suffix names another format than the one written (``--format onnx
+    --out m.tflite``), or none that `hotstart predict` opens (``m.txt``): such a file is written,
+    then refused by every reader. Web pages and C folders are folders (C also ``NAME.c``)."""
+    if out is None:
+        return
+    if suffix in SUFFIXES and SUFFIXES[suffix] != fmt:
+        raise UsageError(f"export: --out {out} names a {SUFFIXES[suffix]} file, but --format is {fmt}; "
+                         f"drop --format, or give --out a {_suffix_of(fmt) or 'folder'} name")
+    if fmt not in ("web", "c") and suffix != _suffix_of(fmt):
+        raise UsageError(f"export: --out {out}: a {fmt} file ends in {_suffix_of(fmt)} (hotstart predict and "
+                         f"deploy.open_model read files by their suffix)")
+
+
+def _suffix_of(fmt: str) -> str | None:
+    return next((s for s, f in SUFFIXES.items() if f == fmt and s != ".c"), None)
+
+
 def check_destinations(args, fmt: str, source: Path) -> None:
     """Every path the export will write, checked before the model is loaded and exported (the
     export takes seconds to minutes; a bad --out used to fail only at its end), none of them
@@ -151,7 +170,10 @@ def check_destinations(args, fmt: str, source: Path) -> None:
         folder_out = fmt == "web" or (fmt == "c" and not str(args.out).endswith(".c"))
         check_outside_source(args.out, source, "--out", replaces_folder=folder_out)
         if fmt == "c" and not str(args.out).endswith(".c"):
+            from ..export.c.write import refuse_foreign_files
+
             check_folder_destination(args.out, "--out")
+            refuse_foreign_files(args.out)
         elif fmt == "web":
             from ..export.web import refuse_foreign_folder, vendor_dist
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import abc
 import json
+import struct
 
 import numpy as np
 
@@ -112,12 +113,19 @@ def read_props(model: bytes, where: str = "<model>") -> dict[str, str]:
 
     if len(model) < 8 or model[4:8] != b"TFL3":
         raise MetadataError(f"{where}: not a .tflite file (no TFL3 identifier)")
-    root = schema.Model.GetRootAs(model, 0)
-    for i in range(root.MetadataLength()):
-        entry = root.Metadata(i)
-        if _name(entry.Name()) == METADATA_NAME:
-            raw = root.Buffers(entry.Buffer()).DataAsNumpy()
-            return props_from_json(bytes(raw).decode("utf-8", "replace"), where, f"{METADATA_NAME!r} metadata")
+    try:  # a cut-short or damaged file: its offsets point past the end (struct.error, IndexError)
+        root = schema.Model.GetRootAs(model, 0)
+        raw = None
+        for i in range(root.MetadataLength()):
+            entry = root.Metadata(i)
+            if _name(entry.Name()) == METADATA_NAME:
+                raw = root.Buffers(entry.Buffer()).DataAsNumpy()
+                break
+    except (struct.error, IndexError, ValueError, TypeError, AttributeError) as e:
+        raise MetadataError(f"{where}: a damaged .tflite file ({len(model):,} bytes): its flatbuffer cannot be read "
+                            f"({type(e).__name__}: {e}); export it again") from e
+    if raw is not None:
+        return props_from_json(bytes(raw).decode("utf-8", "replace"), where, f"{METADATA_NAME!r} metadata")
     raise MetadataError(f"{where}: not a .tflite written by hotstart's export (no {METADATA_NAME!r} metadata)")
 
 

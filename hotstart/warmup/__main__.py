@@ -29,12 +29,21 @@ def main(argv=None) -> int:
     p.add_argument("--strict", action="store_true", help="exit 1 if any workload fails")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
-    if args.only:  # `--only a,b` as `--only a b`, as gpu_check and the benchmarks take their lists
+    if args.only is not None:  # `--only a,b` as `--only a b`, as gpu_check and the benchmarks take their lists
         args.only = [name for value in args.only for name in value.split(",") if name]
+        if not args.only:  # `--only ''` would otherwise select every workload
+            print("error: --only needs workload names or patterns (python -m hotstart.warmup --list shows them)",
+                  file=sys.stderr)
+            return 2
 
     from ..compile_cache.cache import cache_dir
 
     root = cache_dir(args.cache_dir)
+    selection = None
+    if args.clear and (args.only or args.module):  # a bad name or module is refused before anything is deleted
+        selection = _select(args)
+        if selection is None:
+            return 2
     if args.clear:
         from ..compile_cache.clear import NotACompileCache, clear, paths_to_clear
 
@@ -70,19 +79,13 @@ def main(argv=None) -> int:
             print(f"  warm  {e['key']}   (by {e['workload']}, {e['seconds']:.1f} s, {e['when']})")
         return 0
 
-    import importlib
+    from .runner import run
 
-    from .runner import run, select
-    from .workloads import Registry, builtin_workloads, registries_in_module
-
-    try:
-        regs = [] if args.no_builtin else [Registry(builtin_workloads())]
-        for name in args.module:
-            regs.extend(registries_in_module(importlib.import_module(name)))
-        chosen = select(regs, args.only)
-    except (ImportError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    if selection is None:
+        selection = _select(args)
+        if selection is None:
+            return 2
+    regs, chosen = selection
     if args.list or args.dry_run:
         for w in chosen:
             print(f"{w.name:<28} backbone={w.backbone or 'SmallCNN'} size={w.size[0]}x{w.size[1]} "
@@ -97,6 +100,24 @@ def main(argv=None) -> int:
         if r.status == "failed" and r.detail:
             print(f"\n--- {r.name} failed ---\n{r.detail}", file=sys.stderr)
     return 1 if (args.strict and not report.ok) else 0
+
+
+def _select(args):
+    """(registries, the workloads --only and --module choose), or None after printing why not
+    (a module that does not import, a pattern that matches no workload)."""
+    import importlib
+
+    from .runner import select
+    from .workloads import Registry, builtin_workloads, registries_in_module
+
+    try:
+        regs = [] if args.no_builtin else [Registry(builtin_workloads())]
+        for name in args.module:
+            regs.extend(registries_in_module(importlib.import_module(name)))
+        return regs, select(regs, args.only)
+    except (ImportError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
 
 
 if __name__ == "__main__":

@@ -95,11 +95,13 @@ def peak_rss_mb() -> float:
 
 
 def select(registries, only=None) -> list[Workload]:
-    chosen = [w for reg in registries for w in reg if w.matches(only)]
-    if only and not chosen:
-        names = [w.name for reg in registries for w in reg]
-        raise UsageError(f"--only {list(only)} matches no workload; known: {names}")
-    return chosen
+    """The workloads `only`'s patterns match (all without `only`); each pattern must match one, so
+    a misspelt name is refused rather than silently dropped beside names that match."""
+    workloads = [w for reg in registries for w in reg]
+    unmatched = [p for p in (only or ()) if not any(w.matches([p]) for w in workloads)]
+    if unmatched:
+        raise UsageError(f"--only {unmatched} matches no workload; known: {[w.name for w in workloads]}")
+    return [w for w in workloads if w.matches(only)]
 
 
 def run(only=None, budget: float | None = None, cache_dir=None, *, registries=None, modules=(),

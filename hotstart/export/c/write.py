@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from ...atomic import atomic_write_bytes
 from ...atomic_folder import write_folder
+from ...errors import UsageError
 from ..report import ExportReport
 from .convert import CModel, convert
 
@@ -20,6 +22,31 @@ class CExportReport(ExportReport):
             lines[0] += f"; int8 ONNX vs torch on a check batch: {self.max_abs_diff:.2e}"
         lines += [f"  {k}: {v}" for k, v in self.extra.items()]
         return "\n".join(lines)
+
+
+def folder_file_names() -> frozenset[str]:
+    """Every file a C export into a folder may write (`write_c` with and without the harnesses):
+    an existing folder holding any other file is refused by the swap (atomic_folder.py), and
+    `refuse_foreign_files` says so before the export runs."""
+    from .firmware import CORTEX_M_FILES
+
+    return frozenset({"model.c", "model.h", "harness.c", "hotstart_test_images.h", *CORTEX_M_FILES})
+
+
+def refuse_foreign_files(folder) -> None:
+    """Refuse an existing `folder` that holds files no C export writes (a compiled harness, your
+    own sources): replacing the folder as a unit would delete them. Checked before the export
+    runs, which takes seconds; nothing is changed."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    extra = sorted(set(os.listdir(folder)) - folder_file_names())
+    if extra:
+        shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
+        raise UsageError(f"--out {folder} holds files a C export does not write ({shown}): replacing the folder "
+                              "would delete them; move them out (build the harness outside the folder, "
+                              "e.g. cc -o harness digits-c/harness.c digits-c/model.c) or choose another "
+                              "--out (nothing was changed)")
 
 
 def write_files(path, files: dict[str, str]) -> Path:
