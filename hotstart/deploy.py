@@ -28,11 +28,12 @@ from .contract.model import ContractModel
 from .contract.schema import decode_metadata
 from .errors import SavedModelError, UsageError
 
-__all__ = ["open_model", "open_folder"]
+__all__ = ["open_model", "open_folder", "model_folder"]
 
 
 def open_model(path, runtime: str | None = None, **options) -> ContractModel:
-    """The saved model at `path`: a folder written by ``learner.save``, or a file a runtime in
+    """The saved model at `path`: a folder written by ``learner.save`` (or `hotstart train`'s --out
+    folder, which holds it as ``model/``: `model_folder`), or a file a runtime in
     hotstart/runtimes/ opens (.onnx, .pte, .pt2, .tflite, .vmfb; `runtime`: another than the
     suffix's default, and `options` for its ``load``: see runtimes/registry.py's `open_file`). A
     damaged one is a `SavedModelError` naming it."""
@@ -41,10 +42,27 @@ def open_model(path, runtime: str | None = None, **options) -> ContractModel:
         if runtime not in (None, "torch") or options:
             raise UsageError(f"{path}: a model folder runs in torch (no runtime or options to choose), got "
                              f"runtime={runtime!r}, options {sorted(options)}")
-        return open_folder(path)
+        return open_folder(model_folder(path))
     from .runtimes.registry import open_file
 
     return open_file(path, runtime, **options)
+
+
+def model_folder(path) -> Path:
+    """MODEL_DIR, or its ``model/`` subfolder (train's --out layout); a `SavedModelError` naming the
+    folder when neither holds the ``task.json`` that ``learner.save`` writes."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such folder")
+    if (path / "task.json").is_file():
+        return path
+    if (path / "model" / "task.json").is_file():
+        return path / "model"
+    if not path.is_dir():
+        raise SavedModelError(f"{path}: not a model folder (expected a folder written by learner.save or "
+                              f"`hotstart train`'s --out folder)")
+    raise SavedModelError(f"{path}: not a model folder: it has no task.json (nor model/task.json); expected a "
+                          f"folder written by learner.save or `hotstart train`'s --out folder")
 
 
 def open_folder(folder) -> ContractModel:

@@ -214,6 +214,9 @@ def test_cli_export_onnx_and_predict_with_the_saved_learner(deployed, tmp_path, 
     assert [r["label"] for r in from_learner] == [r["label"] for r in from_onnx]
     for a, b in zip(from_learner, from_onnx):
         assert np.allclose([p for _, p in a["top"]], [p for _, p in b["top"]], atol=1e-4)
+    from hotstart.deploy import open_model  # train's --out folder opens as `hotstart predict` opens it
+
+    assert open_model(deployed.run).predict(deployed.files[0])[0] == from_onnx[0]["label"]
     assert main(["export", str(tmp_path / "missing"), "--out", str(out)]) == 1
     assert "no such folder" in capsys.readouterr().err
 

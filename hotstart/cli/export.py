@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..export import FORMATS, SUFFIXES  # cheap: the export package imports torch only where it exports
-from .preflight import model_folder
+from ..deploy import model_folder
 
 CONTRACT_FOLDER = "hotstart_contract"  # the bundle's copy of hotstart/contract/ (predictor.py imports it)
 
@@ -91,7 +91,6 @@ def run(args) -> int:
         raise UsageError("export: pass --out FILE (and/or --bundle DIR)")
     suffix = Path(args.out).suffix.lower() if args.out else ""
     fmt = args.format or SUFFIXES.get(suffix, "onnx")
-    check_suffix(args.out, suffix, fmt)
     if (args.harness or args.ram_limit is not None) and fmt != "c":
         raise UsageError("export: --harness and --ram-limit are for --format c")
     if fmt == "c" and str(args.model_dir).lower().endswith(".onnx"):
@@ -183,6 +182,7 @@ def check_destinations(args, fmt: str, source: Path) -> None:
                 vendor_dist(args.vendor)
         else:
             check_file_destination(args.out, "--out")
+        check_suffix(args.out, Path(args.out).suffix.lower(), fmt)  # after the checks that say more
     if args.bundle is not None:
         check_outside_source(args.bundle, source, "--bundle")
         check_folder_destination(args.bundle, "--bundle")

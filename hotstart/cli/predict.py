@@ -52,7 +52,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from .preflight import check_predict, model_folder
+    from ..deploy import model_folder
+    from .preflight import check_predict
 
     if args.top_k < 1:
         raise UsageError(f"--top-k must be at least 1, got {args.top_k}")

@@ -23,28 +23,12 @@ import csv
 import difflib
 from pathlib import Path
 
+from ..deploy import model_folder
 from ..errors import SavedModelError, UsageError
 
 # what `train` writes into --out (cli/train.py `write_outputs`): an earlier run if any is there
 RUN_OUTPUTS = ("model", "history.csv", "loss.png")
 TABLE_SUFFIXES = (".csv", ".tsv")
-
-
-def model_folder(path) -> Path:
-    """MODEL_DIR, or its ``model/`` subfolder (train's --out layout); a `SavedModelError` naming the
-    folder when neither holds the ``task.json`` that ``learner.save`` writes."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such folder")
-    if (path / "task.json").is_file():
-        return path
-    if (path / "model" / "task.json").is_file():
-        return path / "model"
-    if not path.is_dir():
-        raise SavedModelError(f"{path}: not a model folder (expected a folder written by learner.save or "
-                              f"`hotstart train`'s --out folder)")
-    raise SavedModelError(f"{path}: not a model folder: it has no task.json (nor model/task.json); expected a "
-                          f"folder written by learner.save or `hotstart train`'s --out folder")
 
 
 def table_header(path) -> list[str] | None:
