@@ -52,7 +52,7 @@ do).
 """
 from __future__ import annotations
 
-from ..precisions import BF16_MIXED, FP32, canonical_precision, check_precision
+from ..precisions import BF16_MIXED, FP32, check_precision
 
 BF16_CPU_FLAGS = {"amx_bf16": "AMX", "avx512_bf16": "AVX-512 BF16"}
 """/proc/cpuinfo flags of CPUs whose bf16 matrix units pay (AMX tiles; AVX-512 BF16
@@ -110,8 +110,9 @@ def choose_precision(requested, *, accelerator: str, bf16_by_default: bool, cuda
     """(precision, why) for a fit: the rule of the module docstring. `requested` is the user's
     ``precision=`` (None: not given); `bf16_by_default` the task's ``bf16_by_default``. `why` is
     what the fit's first line says after the precision."""
-    if requested is not None and check_precision(requested) != "auto":
-        return canonical_precision(requested), "as asked"
+    name = None if requested is None else check_precision(requested)  # a name Fabric would refuse: refused here
+    if name is not None and name != "auto":
+        return name, "as asked"
     units, words = bf16_units(accelerator, cuda_bf16=cuda_bf16, cpuinfo=cpuinfo)
     if requested is None and not bf16_by_default:
         return FP32, "bf16 is the default for image classification only; precision='auto' for bf16 where it runs"
