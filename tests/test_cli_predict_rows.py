@@ -127,7 +127,8 @@ def test_a_cell_that_overflows_float32_is_named_and_json_stays_json(models, tmp_
     assert main(["predict", str(root / model), str(path), "--json"]) == 1
     captured = capsys.readouterr()
     lines = [_strict_json(line) for line in captured.out.splitlines()]
-    assert [o["line"] for o in lines] == [2, 4, 6, 7]  # the other rows are still predicted
+    assert [o["line"] for o in lines] == [2, 3, 4, 5, 6, 7]  # the other rows are still predicted
+    assert [o["line"] for o in lines if "error" in o] == [3, 5]  # one object per row: the failed ones say why
     errors = captured.err.splitlines()
     assert len(errors) == 2, errors
     assert errors[0].startswith(f"error: {path} line 3: column 'bill_length_mm': 1e+308 is out of this model's range")

@@ -42,12 +42,24 @@ def test_a_table_with_valid_pct_0(tmp_path, capsys):
     _one_line(capsys, rc, "valid_pct", "0.0")
 
 
-def test_export_options_that_do_not_go_together(tmp_path, capsys, make_learner):
-    """Caught by hotstart/export/ once the model is loaded (plain ValueErrors, a traceback, before)."""
+def test_export_options_that_do_not_go_together(tmp_path, capsys, make_learner, monkeypatch):
+    """Refused before the model is loaded (export.check_options; plain ValueErrors with a traceback
+    once, then errors after a 5-7 s load); --batch-size, which only a .pte takes, is no longer
+    ignored silently."""
     model = make_learner().save(tmp_path / "model")
+    import hotstart.learner
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the model was loaded before the options were checked")
+
+    monkeypatch.setattr(hotstart.learner, "load_learner", no_load)
     cases = [(["--format", "pt2", "--quantize", "int8", "--out", str(tmp_path / "m.pt2")], ("quantize='int8'", "'pte'")),
              (["--format", "web", "--quantize", "int8", "--out", str(tmp_path / "web")], ("quantize='int8'", "web")),
-             (["--format", "pte", "--batch-size", "0", "--out", str(tmp_path / "m.pte")], ("batch_size", "0"))]
+             (["--format", "pte", "--batch-size", "0", "--out", str(tmp_path / "m.pte")], ("--batch-size", "0")),
+             (["--format", "iree", "--quantize", "int8", "--out", str(tmp_path / "m.vmfb")], ("quantize='int8'", "fp32")),
+             (["--format", "onnx", "--quantize", "int8", "--calibrate", "0", "--out", str(tmp_path / "m.onnx")],
+              ("calibrate", "at least 1", "0")),
+             (["--format", "onnx", "--batch-size", "8", "--out", str(tmp_path / "m.onnx")], ("--batch-size", "pte"))]
     for args, words in cases:
         _one_line(capsys, main(["export", str(model), *args]), *words)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # nothing was written
@@ -95,3 +107,39 @@ def test_a_text_cell_in_a_numeric_column_names_the_cell_and_the_flag(tmp_path, c
     assert main([*common, "--continuous", "x,z", "--out", str(tmp_path / "r3")]) == 0
     out = capsys.readouterr().out
     assert "categorical []; continuous ['x', 'z']" in out  # z (3 integers) would be categorical by the rule
+
+
+def test_sigterm_during_an_int8_export_leaves_no_temporaries_and_the_old_file(tmp_path, make_learner):
+    """``timeout`` and ``kill`` send SIGTERM, whose default action ends the process without
+    unwinding: the int8 export's temporary folder beside --out stayed behind. Now SIGTERM unwinds
+    like Ctrl-C (cli/stop_signals.py `terminate_raises`): exit 143, the folder removed, an earlier
+    file at --out untouched. The child pauses inside the temporary folder's lifetime (its
+    quantization step waits) so that the signal lands there every time."""
+    import signal
+    import subprocess
+    import sys
+
+    model = make_learner().save(tmp_path / "model")
+    out = tmp_path / "m.onnx"
+    out.write_bytes(b"an earlier export")
+    child = (
+        "import sys, time, onnxruntime.quantization as q\n"
+        "def waiting(*args, **kwargs):\n"
+        "    print('quantizing', flush=True); time.sleep(120)\n"
+        "q.quantize_static = waiting\n"
+        "from hotstart.cli import main\n"
+        f"sys.exit(main(['export', {str(model)!r}, '--quantize', 'int8', '--calibrate', '8', '--out', {str(out)!r}]))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.strip() == "quantizing", (line, proc.stderr.read() if proc.poll() is not None else "")
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".m.onnx.")], "no temporary folder yet"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and "interrupted" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "model"]
+    assert out.read_bytes() == b"an earlier export"

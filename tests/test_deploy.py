@@ -199,6 +199,43 @@ def test_cli_predict_onnx_never_imports_torch_and_reports_bad_images(deployed, t
     assert lines[0] == f"{deployed.files[0]}: {label} ({top[0]} {probs[top[0]]:.3f}, {top[1]} {probs[top[1]]:.3f})"
 
 
+def test_cli_predict_takes_a_folder_of_images_and_json_has_an_object_per_input(deployed, tmp_path):
+    """A folder INPUT stands for the images under it (it was ``[Errno 21] Is a directory``); with
+    --json an image that fails gets an ``error`` object in its place (it got none: a reader of the
+    JSON lines could not tell which input was missing). Still without torch."""
+    import json
+    import shutil
+
+    photos = tmp_path / "photos"
+    (photos / "sub").mkdir(parents=True)
+    shutil.copy(deployed.files[0], photos / "a.png")
+    shutil.copy(deployed.files[1], photos / "sub" / "b.png")
+    (photos / "broken.png").write_text("not an image")
+    (photos / "notes.txt").write_text("not an image either, and not one by its name: skipped")
+    shutil.copy(deployed.files[1], photos / ".hidden.png")
+    (tmp_path / "empty").mkdir()
+
+    def predict(*inputs):
+        argv = ["predict", str(deployed.onnx), *map(str, inputs), "--json"]
+        script = BLOCKER + f"from hotstart.cli import main\nsys.exit(main({argv!r}))\n"
+        return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+
+    proc = predict(photos, deployed.files[0])
+    assert proc.returncode == 1, proc.stderr
+    objects = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [o["image"] for o in objects] == [str(photos / "a.png"), str(photos / "broken.png"),
+                                             str(photos / "sub" / "b.png"), str(deployed.files[0])]
+    assert [("error" in o, "label" in o) for o in objects] == [(False, True), (True, False), (False, True),
+                                                               (False, True)]
+    assert "cannot load image" in objects[1]["error"] and str(photos / "broken.png") in proc.stderr
+    assert objects[0]["label"] == objects[3]["label"]  # the same image, once in the folder
+    proc = predict(tmp_path / "empty", deployed.files[0])
+    assert proc.returncode == 1 and proc.stdout == "", proc.stdout
+    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'empty'}: a folder with no image files under it "
+                                                f"(.jpg, .jpeg, .png, .bmp, .gif, .tif, .tiff, .webp); give image "
+                                                f"files or a folder of them"]
+
+
 def test_cli_export_onnx_and_predict_with_the_saved_learner(deployed, tmp_path, capsys):
     from hotstart.cli import main
 

@@ -4,6 +4,8 @@ Before, ``hotstart export --out`` onto an existing folder, below a file, or onto
 folder failed only after loading the model and exporting (and, for int8, calibrating) it. Here the
 model is never loaded: `load_learner` is replaced by a function that fails the test if called.
 """
+from pathlib import Path
+
 import pytest
 
 from hotstart.errors import UsageError
@@ -85,6 +87,26 @@ def test_a_folder_without_write_permission_fails_first(tmp_path):
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert f"no permission to write in {locked}" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert list(locked.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="Linux's /proc")
+def test_a_folder_that_takes_no_new_files_fails_first_for_root_too():
+    """/proc's permission bits let root write (and `os.access` says yes to root everywhere), but no
+    file can be created there: the export ran to its end and then failed naming its temporary file.
+    The check now creates (and removes) a file in the folder."""
+    from hotstart.export.destination import check_file_destination, check_folder_destination
+
+    with pytest.raises(UsageError, match=r"--out /proc/m.onnx: (cannot create files in|no permission to write in) /proc"):
+        check_file_destination("/proc/m.onnx")
+    with pytest.raises(UsageError, match=r"--out /proc/web: (cannot create files in|no permission to write in) /proc"):
+        check_folder_destination("/proc/web", "--out")
+
+
+def test_the_write_check_leaves_nothing_behind(tmp_path):
+    from hotstart.export.destination import check_file_destination
+
+    check_file_destination(tmp_path / "new" / "m.onnx")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("fmt", ["onnx", "pt2", "web"])

@@ -11,6 +11,7 @@ and missing / unreadable paths into one clear line; any other exception keeps it
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -25,6 +26,10 @@ USER_ERRORS = (HotstartError, FileNotFoundError, FileExistsError, NotADirectoryE
 
 # command name -> module in this package (imported only to build the parser: keep them light)
 COMMANDS = {"train": "train", "export": "export", "predict": "predict", "serve": "serve", "run": "run"}
+# the commands during which SIGTERM unwinds like Ctrl-C (cli/stop_signals.py, `terminate_raises`) so that
+# what they half wrote is cleaned up; not `serve` (its daemon has its own shutdown) nor `run` (a user's
+# script keeps Python's default: SIGTERM ends it)
+TERMINATE_UNWINDS = ("train", "export", "predict")
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
@@ -50,11 +55,15 @@ def main(argv=None) -> int:
             return served
     args = build_parser().parse_args(argv)
     module = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}")
+    from .stop_signals import exit_status, terminate_raises
+
+    unwinds = terminate_raises() if args.command in TERMINATE_UNWINDS else contextlib.nullcontext()
     try:
-        return module.run(args)
-    except KeyboardInterrupt:
+        with unwinds:
+            return module.run(args)
+    except KeyboardInterrupt as e:
         print("interrupted", file=sys.stderr)
-        return 130
+        return exit_status(e)
     except USER_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

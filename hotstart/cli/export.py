@@ -25,8 +25,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..arguments import check_int
 from ..errors import UsageError
-from ..export import FORMATS, SUFFIXES  # cheap: the export package imports torch only where it exports
+from ..export import FORMATS, SUFFIXES, check_options  # cheap: the export package imports torch only where it exports
 from ..deploy import model_folder
 
 CONTRACT_FOLDER = "hotstart_contract"  # the bundle's copy of hotstart/contract/ (predictor.py imports it)
@@ -65,7 +66,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "tflite: LiteRT / TF Lite Micro; iree: an IREE .vmfb for this CPU")
     e.add_argument("--out", default=None, help="output file (.onnx, .pt2, .pte, .tflite, .vmfb or NAME.c), or folder "
                                                "(web, c); not inside MODEL_DIR")
-    e.add_argument("--batch-size", type=int, default=1,
+    e.add_argument("--batch-size", type=int, default=None,
                    help="pte: the static batch size the file takes per call (default 1)")
     e.add_argument("--vendor", default=None, metavar="ORT_WEB_DIR",
                    help="web: copy onnxruntime-web from this npm package folder (works offline); default: CDN")
@@ -93,6 +94,9 @@ def run(args) -> int:
     fmt = args.format or SUFFIXES.get(suffix, "onnx")
     if (args.harness or args.ram_limit is not None) and fmt != "c":
         raise UsageError("export: --harness and --ram-limit are for --format c")
+    if args.batch_size is not None and fmt != "pte":
+        raise UsageError(f"export: --batch-size is for --format pte (an ExecuTorch file takes a static batch); "
+                         f"a {fmt} export takes any batch size")
     if fmt == "c" and str(args.model_dir).lower().endswith(".onnx"):
         return _onnx_to_c(args)
     if args.bundle is not None and fmt != "onnx":
@@ -101,7 +105,11 @@ def run(args) -> int:
         raise UsageError("export: --vendor is for --format web")
     if args.measure and (fmt != "onnx" or args.quantize != "int8"):
         raise UsageError("export: --measure is for --format onnx --quantize int8")
-    extra = {"vendor": args.vendor} if fmt == "web" else {"batch_size": args.batch_size} if fmt == "pte" else {}
+    check_options(fmt, args.quantize, args.calibrate)  # before the model loads: a bad pair fails at once
+    extra = {"vendor": args.vendor} if fmt == "web" else {}
+    if fmt == "pte":
+        extra = {"batch_size": check_int("--batch-size", 1 if args.batch_size is None else args.batch_size,
+                                         minimum=1)}
     if fmt == "c":
         extra = {"harness": args.harness, "ram_limit": args.ram_limit}
     if args.measure:

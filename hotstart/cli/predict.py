@@ -18,7 +18,9 @@ network), so every format answers alike. For an image model, each INPUT is an im
 converted as hotstart's Image block does; an unreadable image gets an error line naming the
 file, the other images are still predicted, and the exit status is 1. For a table model, each
 INPUT is a CSV of rows (cli/predict_rows.py). With ``--json``, every line is valid JSON. MODEL and
-the inputs are checked before torch is imported (cli/preflight.py).
+the inputs are checked before torch is imported (cli/preflight.py). A folder given as an image model's
+INPUT stands for the image files under it (recursively, sorted, as a dataset folder is listed:
+datasets/walk.py); one that holds none is refused before anything is predicted.
 """
 from __future__ import annotations
 
@@ -74,7 +76,27 @@ def run(args) -> int:
         return predict_rows(model, args.inputs, args.top_k, args.json, out=sys.stdout)
     from ..contract.report import predict_paths
 
-    return predict_paths(model, args.inputs, args.top_k, args.json, out=sys.stdout)
+    return predict_paths(model, image_inputs(args.inputs), args.top_k, args.json, out=sys.stdout)
+
+
+def image_inputs(inputs) -> list[str]:
+    """`inputs` with each folder replaced by the image files under it (sorted, recursively, hidden
+    ones skipped: datasets/walk.py, the walker of the dataset folders); a folder without images
+    is a `UsageError` naming it. Files are kept as given: a missing or unreadable one gets its
+    own error line when it is predicted."""
+    from ..datasets.walk import IMAGE_EXTENSIONS, list_image_files
+
+    paths = []
+    for given in inputs:
+        if not Path(given).is_dir():
+            paths.append(given)
+            continue
+        found = list_image_files(Path(given), IMAGE_EXTENSIONS)
+        if not found:
+            raise UsageError(f"{given}: a folder with no image files under it ({', '.join(IMAGE_EXTENSIONS)}); "
+                             f"give image files or a folder of them")
+        paths.extend(str(f) for f in found)
+    return paths
 
 
 def _folder_kind(folder: Path) -> str | None:

@@ -84,6 +84,27 @@ def stop_on_signals():
             signal.signal(s, h)
 
 
+@contextlib.contextmanager
+def terminate_raises():
+    """SIGTERM (``timeout``, ``kill``, docker) raises `Stopped` at once, as Ctrl-C raises
+    KeyboardInterrupt, so that ``finally`` blocks and atomic writes clean up what a command had
+    half written (an int8 export's temporary folder beside ``--out`` was left behind). Its
+    default action ends the process without unwinding. `stop_on_signals` inside (a fit) takes
+    over and puts this handler back. Outside the main thread nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Stopped(signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def stop_at_batch_end(request: StopRequest):
     """A learner callback that raises the signal `request` holds: at the end of a batch in one
     process; with several, at the start of the next epoch, where all of them agree (an all-reduce

@@ -52,8 +52,10 @@ def print_predictions(model, items: Iterable[tuple[str, dict, Any]], top_k: int 
                       out=None) -> int:
     """Print the prediction of `model` (a `ContractModel`) for each ``(name, record, input)`` of
     `items` (`record`: what names the input in a JSON line); an input that is an exception already,
-    or that cannot be predicted, gets an error line naming it, the others are still predicted, and
-    the status is 1."""
+    or that cannot be predicted, gets an error line naming it on stderr (and, with `as_json`, a
+    JSON object ``{**record, "error": message}`` in its place on `out`, so that a reader of the
+    JSON lines gets one object per input, in order); the others are still predicted, and the
+    status is 1."""
     out = out or sys.stdout
     status = 0
     for name, record, x in items:
@@ -64,7 +66,11 @@ def print_predictions(model, items: Iterable[tuple[str, dict, Any]], top_k: int 
             text = prediction_text(name, record, label, probs, model.classes, top_k, as_json)
         except (OSError, ValueError, TypeError) as e:  # unreadable, refused by the encoder, an output not finite
             message = str(e)
-            print(f"error: {message if message.startswith(name) else f'{name}: {message}'}", file=sys.stderr)
+            message = message if message.startswith(name) else f"{name}: {message}"
+            print(f"error: {message}", file=sys.stderr)
+            if as_json:
+                print(json_line({**record, "error": message}), file=out)
+                out.flush()
             status = 1
             continue
         print(text, file=out)

@@ -25,11 +25,32 @@ from pathlib import Path
 from ..errors import UsageError
 from .report import ExportError, ExportReport
 
-__all__ = ["export", "ExportError", "ExportReport"]
+__all__ = ["export", "check_options", "ExportError", "ExportReport"]
 
 FORMATS = ("onnx", "pt2", "pte", "web", "c", "tflite", "iree")
 # the suffix of each file format (web and c write folders)
 SUFFIXES = {".onnx": "onnx", ".pt2": "pt2", ".pte": "pte", ".c": "c", ".tflite": "tflite", ".vmfb": "iree"}
+# the formats that write int8 (``c`` always does), and why the others do not
+INT8_FORMATS = ("onnx", "pte", "tflite", "c")
+FP32_ONLY = {"web": "the web page runs the fp32 model", "iree": "the IREE export is fp32",
+             "pt2": "AOTInductor compiles the fp32 model"}
+
+
+def check_options(format: str, quantize: str | None = None, calibrate: int = 256) -> None:
+    """Refuse a `format` / `quantize` / `calibrate` combination that cannot be exported, before any
+    work: `export` runs it first, and ``hotstart export`` runs it before loading the model (which
+    takes seconds), so a bad pair fails at once. Imports nothing heavy."""
+    from ..arguments import check_int
+
+    if format not in FORMATS:
+        raise UsageError(f"export: format must be one of {FORMATS}, got {format!r}")
+    if quantize not in (None, "int8"):
+        raise UsageError(f"export: quantize must be None or 'int8', got {quantize!r}")
+    if quantize is not None and format not in INT8_FORMATS:
+        raise UsageError(f"export: quantize='int8' is for format={', '.join(map(repr, INT8_FORMATS))}; "
+                         f"{FP32_ONLY[format]}")
+    if quantize is not None or format == "c":  # these calibrate on training samples
+        check_int("calibrate", calibrate, minimum=1)
 
 
 def export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
@@ -43,10 +64,7 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         format = SUFFIXES.get(path.suffix.lower())
         if format is None:
             raise UsageError(f"export: cannot tell the format from {path.name!r}; pass format= one of {FORMATS}")
-    if format not in FORMATS:
-        raise UsageError(f"export: format must be one of {FORMATS}, got {format!r}")
-    if quantize not in (None, "int8"):
-        raise UsageError(f"export: quantize must be None or 'int8', got {quantize!r}")
+    check_options(format, quantize, calibrate)
     from .destination import check_file_destination, check_folder_destination
 
     if format == "c":  # always int8: quantize=None or "int8"
@@ -58,8 +76,6 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
             check_folder_destination(path, "export path")
         return export_c(learner, path, calibrate=calibrate, **kwargs)
     if format == "web":
-        if quantize is not None:
-            raise UsageError("export: quantize='int8' is for format='onnx'; the web page runs the fp32 model")
         from .web import export_learner_web
 
         check_folder_destination(path, "export path")
@@ -85,16 +101,11 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
 
         return export_tflite(learner, path, **kwargs)
     if format == "iree":
-        if quantize is not None:
-            raise UsageError("export: quantize='int8' is for format='onnx', 'pte', 'tflite' or 'c'; the IREE export "
-                             "is fp32")
         check_file_destination(path, "export path")
         from .iree import export_iree
 
         return export_iree(learner, path, **kwargs)
     if format == "pt2":
-        if quantize is not None:
-            raise UsageError("export: quantize='int8' is for format='onnx', 'pte', 'tflite' or 'c'")
         from .pt2 import export_pt2
 
         check_file_destination(path, "export path")

@@ -65,3 +65,19 @@ def _check_writable_folder(folder: Path, path: Path, flag: str) -> None:
         raise UsageError(f"{flag} {path}: {existing} is a file, not a folder (nothing was exported)")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise UsageError(f"{flag} {path}: no permission to write in {existing} (nothing was exported)")
+    _try_creating_a_file(existing, path, flag)
+
+
+def _try_creating_a_file(folder: Path, path: Path, flag: str) -> None:
+    """Create (and remove) an empty hidden file in `folder`: the permission bits that `os.access`
+    reads say yes to root everywhere, and nothing about a read-only mount or /proc, where the
+    export then failed at its end, naming its temporary file."""
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".hotstart-write-check-")
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot create files in {folder} ({e.strerror or e}; nothing was "
+                         f"exported)") from None
+    os.close(fd)
+    os.unlink(probe)
