@@ -9,7 +9,7 @@ import torch
 
 from hotstart import datasets, tasklearner
 from hotstart.cli import main
-from hotstart.cli.predict_rows import read_rows
+from hotstart.contract.table_rows import read_rows
 from hotstart.datasets.penguins import PENGUINS_FILE
 from hotstart.tasks import TabularClassificationSingle, TabularRegression
 
@@ -134,3 +134,46 @@ def test_a_cell_that_overflows_float32_is_named_and_json_stays_json(models, tmp_
     assert errors[0].startswith(f"error: {path} line 3: column 'bill_length_mm': 1e+308 is out of this model's range")
     assert errors[1].startswith(f"error: {path} line 5: column 'flipper_length_mm': -3e+307 is out of")
     assert all("float32" in e for e in errors)
+
+
+@pytest.mark.parametrize("target", ["species", "body_mass_g"])
+def test_a_table_model_bundle_predicts_csv_rows_as_hotstart_predict(models, tmp_path, target):
+    """``export --bundle`` of a table model raised AttributeError ('TabularClassificationSingle' has
+    no 'size') after writing model.onnx, predictor.py and the contract (no README), and the bundle's
+    predictor took a CSV path for a row. Now the bundle is whole, its README says how to predict rows,
+    and ``python predictor.py model.onnx rows.csv`` prints what ``hotstart predict`` prints."""
+    import subprocess
+    import sys
+
+    _, _, root = models[target]
+    bundle = tmp_path / "bundle"
+    assert main(["export", str(root / target), "--bundle", str(bundle)]) == 0
+    assert sorted(p.name for p in bundle.iterdir()) == ["README.md", "hotstart_contract", "model.onnx", "predictor.py"]
+    readme = (bundle / "README.md").read_text()
+    assert "python predictor.py model.onnx rows.csv" in readme and "continuous ['bill_length_mm'" in readme
+    rows = _rows_csv(tmp_path / "rows.csv", 6, lambda r: r[2].update(bill_length_mm="oops"))
+    direct = subprocess.run([sys.executable, "-m", "hotstart", "predict", str(root / f"{target}.onnx"), str(rows),
+                             "--no-server"], capture_output=True, text=True, timeout=120)
+    bundled = subprocess.run([sys.executable, "predictor.py", "model.onnx", str(rows)], capture_output=True,
+                             text=True, timeout=120, cwd=bundle)
+    assert direct.returncode == bundled.returncode == 1, (direct.stderr, bundled.stderr)
+    assert bundled.stdout == direct.stdout and len(bundled.stdout.splitlines()) == 5
+    assert bundled.stderr == direct.stderr and f"{rows} line 4, column 'bill_length_mm'" in bundled.stderr
+
+
+def test_predictor_takes_a_dataframe_as_rows_and_refuses_an_unknown_target(models):
+    """`predict_many(df)` iterated the DataFrame's column names ("a table row must be a mapping ...,
+    got str"); `evaluate` counted a target that is none of the classes ("Emperor") as a miss."""
+    import pandas as pd
+
+    from hotstart.predictor import Predictor
+
+    learner, data, root = models["species"]
+    p = Predictor.load(root / "species.onnx")
+    df = pd.read_csv(PENGUINS_FILE).dropna().head(8)
+    rows = df.drop(columns="species").to_dict("records")
+    assert [label for label, _ in p.predict_many(df.drop(columns="species"))] == [p.predict(r)[0] for r in rows]
+    targets = list(df["species"])
+    assert p.evaluate(df, targets)["n"] == 8
+    with pytest.raises(ValueError, match=r"target 'Emperor' \(position 1\) is not one of the model's classes"):
+        p.evaluate(df.head(2), [targets[0], "Emperor"])

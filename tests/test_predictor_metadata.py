@@ -187,7 +187,8 @@ def test_the_command_line_reports_damaged_metadata_as_one_line(tmp_path, capsys)
 
 
 def test_non_finite_outputs_are_an_error_line_not_invalid_json(tmp_path, capsys):
-    """A model that outputs NaN: `--json` printed NaN (not JSON) and a label picked from NaN."""
+    """A model that outputs NaN: `--json` printed NaN (not JSON) and a label picked from NaN. Now
+    an error line, and in the JSON lines an ``error`` object in the input's place."""
     import onnx
     from onnx import numpy_helper
 
@@ -202,7 +203,8 @@ def test_non_finite_outputs_are_an_error_line_not_invalid_json(tmp_path, capsys)
     P.new("L", (5, 4)).save(tmp_path / "x.png")
     assert predict_paths(Predictor.load(path), [str(tmp_path / "x.png")], as_json=True) == 1
     out = capsys.readouterr()
-    assert out.out == "" and "x.png: the model's outputs are not finite" in out.err
+    assert "x.png: the model's outputs are not finite" in out.err
+    assert json.loads(out.out) == {"image": str(tmp_path / "x.png"), "error": out.err.strip()[len("error: "):]}
 
 
 def test_an_empty_file_and_a_huge_declared_input_are_named(tmp_path):

@@ -316,3 +316,51 @@ def test_a_series_value_that_overflows_float32_is_named_by_channel_and_step():
         with pytest.raises(InputValueError, match=r"channel 0, step 3: -inf is not a finite number"):
             encode(infinite)
         assert np.isfinite(encode(series)).all()
+
+
+def test_predict_reads_series_files_and_a_bundle_predicts_them_too(gunpoint, tmp_path):
+    """``hotstart predict`` on a series model read each file name as the series itself ("could not
+    convert string to float: 's0.npy'"), and ``export --bundle`` failed half-way (the README assumed
+    an image model). Now: .npy files of one series or of several, and the archive's .ts files, one
+    line per series, equal to learner.predict; a file of Python objects is refused, never unpickled;
+    the bundle's predictor.py reads the same .npy files."""
+    pytest.importorskip("onnxruntime")
+    import json
+    import subprocess
+    import sys
+
+    from hotstart.cli.export import write_bundle
+    from hotstart.datasets.ts_format import write_ts
+
+    learner, data = gunpoint
+    test = data.split("test")
+    series = [np.asarray(test[0][i], dtype=np.float64) for i in range(6)]
+    want = [learner.predict(s)[0] for s in series]
+    learner.export(tmp_path / "gp.onnx")
+    np.save(tmp_path / "many.npy", np.stack(series[:3]))           # (3, 1, 150)
+    np.save(tmp_path / "flat.npy", np.stack([s[0] for s in series[:2]]))  # (2, 150): aeon's univariate layout
+    np.save(tmp_path / "one.npy", series[3][0])                   # (150,)
+    write_ts(tmp_path / "two.ts", series[4:6], labels=["1", "2"])
+    np.save(tmp_path / "objects.npy", np.array([series[0][0], "x"], dtype=object), allow_pickle=True)
+    (tmp_path / "rows.csv").write_text("a,b\n1,2\n")
+    inputs = [str(tmp_path / n) for n in ("many.npy", "flat.npy", "one.npy", "two.ts", "objects.npy", "rows.csv")]
+    bundle = tmp_path / "bundle"
+    write_bundle(learner, bundle)  # `hotstart export --bundle`'s writer (this backbone is an instance: no folder)
+    readme = (bundle / "README.md").read_text()
+    assert "python predictor.py model.onnx series.npy" in readme and "TSClassificationSingle" in readme
+    for model in (tmp_path / "gp.onnx", bundle / "model.onnx"):
+        proc = subprocess.run([sys.executable, "-m", "hotstart", "predict", str(model), *inputs, "--json",
+                               "--no-server"], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 1, proc.stderr
+        objects = [json.loads(line) for line in proc.stdout.splitlines()]
+        assert [(o["series"].rsplit("/", 1)[1], o.get("index")) for o in objects] == [
+            ("many.npy", 0), ("many.npy", 1), ("many.npy", 2), ("flat.npy", 0), ("flat.npy", 1), ("one.npy", 0),
+            ("two.ts", 0), ("two.ts", 1), ("objects.npy", None), ("rows.csv", None)]
+        assert [o.get("label") for o in objects[:8]] == [*want[:3], *want[:2], want[3], *want[4:6]]
+        assert "not a .npy file of numbers" in objects[8]["error"] and "allow_pickle" in objects[8]["error"]
+        assert "a series model reads .npy, .ts files" in objects[9]["error"]
+    proc = subprocess.run([sys.executable, "predictor.py", "model.onnx", inputs[0], inputs[2], "--top-k", "1"],
+                          capture_output=True, text=True, timeout=120, cwd=bundle)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith(f"{inputs[0]}[0]: {want[0]} ({want[0]} ")
+    assert proc.stdout.splitlines()[3].startswith(f"{inputs[2]}: {want[3]} ")

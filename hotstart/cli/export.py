@@ -22,6 +22,7 @@ No destination may lie inside MODEL_DIR: the export would overwrite the model it
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -39,17 +40,27 @@ Files: `model.onnx` (the model; its task, classes and preprocessing are in its m
 output decoded), which need numpy + pillow + onnxruntime, nothing else.
 
     pip install onnxruntime numpy pillow
-    python predictor.py model.onnx image1.png image2.png --top-k 3
+    python predictor.py model.onnx {files} --top-k 3
 
 or from Python:
 
     from predictor import Predictor
     p = Predictor.load("model.onnx")
-    label, probabilities = p.predict("image1.png")
+    {call}
 
-Task: {kind}, input {size} ({channels} channel(s)), {n} classes: {classes}.
+Task: {kind}; input: {inputs}; output: {outputs}.
 Exported by hotstart {version}.
 """
+
+# what a bundle's predictor takes, by the kind of task: (command-line inputs, a Python call, the input)
+BUNDLE_USAGE = {
+    "table": ("rows.csv", 'label, probabilities = p.predict({"column": value, ...})   # one row',
+              "a table row: categorical {categorical}, continuous {continuous}"),
+    "series": ("series.npy", "label, probabilities = p.predict(series)   # a numpy array (channels, steps)",
+               "a series (a .npy file of one, (steps,) or (channels, steps), or of several)"),
+    "image": ("image1.png image2.png", 'label, probabilities = p.predict("image1.png")',
+              "an image, {size} ({channels} channel(s))"),
+}
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -217,7 +228,6 @@ def _data_for(args, folder: Path):
 def write_bundle(learner, folder, **kwargs) -> Path:
     """DIR/model.onnx + DIR/predictor.py + DIR/hotstart_contract/ (copies of hotstart/predictor.py
     and of the model contract package, which uses relative imports only) + DIR/README.md."""
-    import json
     from importlib.util import find_spec
 
     from .. import __version__
@@ -225,15 +235,31 @@ def write_bundle(learner, folder, **kwargs) -> Path:
     from ..atomic_folder import write_folder
 
     folder = Path(folder)
+    readme = bundle_readme(learner.task, folder.name, __version__)  # before any file: a failure writes none
     report = learner.export(folder / "model.onnx", "onnx", **kwargs)
     atomic_write_bytes(folder / "predictor.py", Path(find_spec("hotstart.predictor").origin).read_bytes())
     contract = Path(find_spec("hotstart.contract").origin).parent
     write_folder(folder / CONTRACT_FOLDER, {p.name: p.read_bytes() for p in sorted(contract.glob("*.py"))})
-    task = learner.task
-    readme = BUNDLE_README.format(name=folder.name, kind=type(task).__name__, size=tuple(task.size),
-                                  channels=task.channels, n=len(task.classes),
-                                  classes=json.dumps(task.classes[:20]) + (" ..." if len(task.classes) > 20 else ""),
-                                  version=__version__)
     atomic_write_bytes(folder / "README.md", readme.encode())
     print(f"{report}\nwrote bundle {folder}: model.onnx, predictor.py, {CONTRACT_FOLDER}/, README.md")
     return folder
+
+
+def bundle_readme(task, name: str, version: str) -> str:
+    """The bundle's README.md for `task`: how to run its predictor on the inputs this kind of task
+    takes (images, CSV rows, series), and what it outputs."""
+    from ..contract.kinds import SERIES_KINDS, TABLE_KINDS
+
+    kind = type(task).__name__
+    family = "table" if kind in TABLE_KINDS else "series" if kind in SERIES_KINDS else "image"
+    files, call, inputs = BUNDLE_USAGE[family]
+    if family == "table":
+        row = task.blocks[0]
+        inputs = inputs.format(categorical=list(row.categorical), continuous=list(row.continuous))
+    elif family == "image":
+        inputs = inputs.format(size=tuple(task.size), channels=task.channels)
+    classes = getattr(task, "classes", None)
+    outputs = ("a value for each regression target" if classes is None else
+               f"{len(classes)} classes: " + json.dumps(classes[:20]) + (" ..." if len(classes) > 20 else ""))
+    return BUNDLE_README.format(name=name, files=files, call=call, kind=kind,
+                                inputs=inputs, outputs=outputs, version=version)

@@ -8,6 +8,7 @@
     python -m hotstart predict digits-int8.tflite img1.png --runtime tflite-micro   # TF Lite Micro's kernels
     python -m hotstart predict digits.vmfb img1.png               # IREE's runtime (no torch)
     python -m hotstart predict penguins.onnx rows.csv             # a table model: one line per row
+    python -m hotstart predict gunpoint.onnx series.npy test.ts   # a series model: one line per series
 
 MODEL is a folder written by ``learner.save`` (or ``train``'s --out folder), or a file from
 ``hotstart export``: ``.onnx`` (hotstart/predictor.py: numpy, pillow and onnxruntime only),
@@ -17,7 +18,8 @@ interface (hotstart/deploy.py: the model contract encodes and decodes, the runti
 network), so every format answers alike. For an image model, each INPUT is an image, read and
 converted as hotstart's Image block does; an unreadable image gets an error line naming the
 file, the other images are still predicted, and the exit status is 1. For a table model, each
-INPUT is a CSV of rows (cli/predict_rows.py). With ``--json``, every line is valid JSON. MODEL and
+INPUT is a CSV of rows (contract/table_rows.py); for a series model, a ``.npy`` file of one series or
+of several, or a ``.ts`` file of the UCR / UEA archives (contract/series_files.py). With ``--json``, every line is valid JSON. MODEL and
 the inputs are checked before torch is imported (cli/preflight.py). A folder given as an image model's
 INPUT stands for the image files under it (recursively, sorted, as a dataset folder is listed:
 datasets/walk.py); one that holds none is refused before anything is predicted.
@@ -66,17 +68,33 @@ def run(args) -> int:
         _check_inputs_fit(_folder_kind(path), args.inputs)  # before the learner (and torch) is loaded
     from ..deploy import open_model
 
-    from ..contract.kinds import TABLE_KINDS
+    from ..contract.kinds import SERIES_KINDS, TABLE_KINDS
 
     model = open_model(path, args.runtime)
     _check_inputs_fit(model.kind, args.inputs)
     if model.kind in TABLE_KINDS:
-        from .predict_rows import predict_rows
+        from ..contract.errors import InputValueError
+        from ..contract.table_rows import predict_rows
 
-        return predict_rows(model, args.inputs, args.top_k, args.json, out=sys.stdout)
+        try:
+            return predict_rows(model, args.inputs, args.top_k, args.json, out=sys.stdout)
+        except InputValueError as e:  # a CSV without the model's columns, or not UTF-8: nothing to predict
+            raise UsageError(str(e)) from None
+    if model.kind in SERIES_KINDS:
+        from ..contract.series_files import predict_series_files
+
+        return predict_series_files(model, args.inputs, args.top_k, args.json, out=sys.stdout,
+                                    readers={".ts": read_ts_series})
     from ..contract.report import predict_paths
 
     return predict_paths(model, image_inputs(args.inputs), args.top_k, args.json, out=sys.stdout)
+
+
+def read_ts_series(path, channels: int) -> list:
+    """The series of a ``.ts`` file (datasets/ts_format.py; its labels, if any, are ignored)."""
+    from ..datasets.ts_format import read_ts
+
+    return read_ts(path).series
 
 
 def image_inputs(inputs) -> list[str]:
@@ -108,8 +126,12 @@ def _folder_kind(folder: Path) -> str | None:
 
 
 def _check_inputs_fit(kind, inputs) -> None:
-    """A table model takes CSV files; an image model takes images (a CSV there is a likely mix-up)."""
-    from ..contract.kinds import TABLE_KINDS
+    """A table model takes CSV files; an image model takes images (a CSV there is a likely mix-up);
+    a series model's files are checked as they are read (contract/series_files.py)."""
+    from ..contract.kinds import SERIES_KINDS, TABLE_KINDS
+
+    if kind in SERIES_KINDS:
+        return
 
     tables = [i for i in inputs if Path(i).suffix.lower() in (".csv", ".tsv")]
     if kind in TABLE_KINDS and len(tables) != len(inputs):

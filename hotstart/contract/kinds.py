@@ -85,6 +85,10 @@ TABLE_KINDS = ("TabularClassificationSingle", "TabularRegression")
 """The kinds whose inputs are table rows: ``hotstart predict`` reads their inputs as CSV rows
 rather than as image or series files."""
 
+SERIES_KINDS = ("TSClassificationSingle", "TSRegression")
+"""The kinds whose inputs are series: ``hotstart predict`` reads their inputs as series files
+(contract/series_files.py) rather than as images."""
+
 
 def check_metadata(meta: dict[str, Any], where: str = "<model>") -> None:
     """Every key the task kind reads, and the file's own input and output keys (`check_file_io`),

@@ -23,7 +23,7 @@ import numpy as np
 from .errors import MetadataError
 from .kinds import KINDS, check_metadata
 
-__all__ = ["ContractModel", "model_file", "model_bytes", "cannot_load"]
+__all__ = ["ContractModel", "model_file", "model_bytes", "cannot_load", "rows_of"]
 
 
 def model_file(path, what: str) -> str:
@@ -90,9 +90,11 @@ class ContractModel(abc.ABC):
         return self.decode(self.run(self.preprocess(x)[None])[0])
 
     def predict_many(self, inputs: Sequence, batch_size: int = 32) -> list[tuple[Any, np.ndarray]]:
-        """`predict` over many raw inputs, `batch_size` at a time (an unreadable input raises, naming it)."""
+        """`predict` over many raw inputs, `batch_size` at a time (an unreadable input raises, naming it).
+        A pandas DataFrame is taken as its rows (iterating one gives its column names)."""
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size!r}")
+        inputs = rows_of(inputs)
         results = []
         for start in range(0, len(inputs), batch_size):
             batch = np.stack([self.preprocess(x) for x in inputs[start:start + batch_size]])
@@ -101,6 +103,7 @@ class ContractModel(abc.ABC):
 
     def evaluate(self, inputs: Sequence, targets: Sequence, batch_size: int = 32) -> dict[str, float]:
         """Predict a labelled set: {"accuracy": ..., "n": ...}, computed as hotstart's metric is."""
+        inputs = rows_of(inputs)
         if len(inputs) != len(targets):
             raise ValueError(f"evaluate: {len(inputs)} inputs but {len(targets)} targets")
         preds = self.predict_many(inputs, batch_size)
@@ -109,3 +112,11 @@ class ContractModel(abc.ABC):
     def __repr__(self):
         outputs = f"classes={len(self.classes)}" if self.classes is not None else f"outputs={self.meta.get('outputs')}"
         return f"{type(self).__name__}({self.source!r}, kind={self.kind}, {outputs})"
+
+
+def rows_of(inputs):
+    """A pandas DataFrame (told by its ``to_dict`` and ``columns``: pandas is not imported here) as
+    its rows, ``[{column: value}, ...]``; anything else as it is."""
+    if hasattr(inputs, "to_dict") and hasattr(inputs, "columns"):
+        return inputs.to_dict("records")
+    return inputs

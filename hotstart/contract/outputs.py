@@ -17,7 +17,8 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["softmax", "sigmoid", "check_finite", "decode_single", "decode_multi", "decode_regression",
-           "decode_mask", "points_to_unit", "points_from_unit", "accuracy_single", "accuracy_multi", "no_accuracy"]
+           "decode_mask", "points_to_unit", "points_from_unit", "accuracy_single", "accuracy_multi", "no_accuracy",
+           "unknown_target"]
 
 
 def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -80,7 +81,19 @@ def points_from_unit(values: np.ndarray, size: Sequence[int]) -> np.ndarray:
     return ((np.asarray(values, dtype=np.float32).reshape(-1, 2) + 1) / 2 * scale - 0.5).astype(np.float32)
 
 
+def unknown_target(targets, classes: list, multi: bool = False) -> None:
+    """Refuse a target that is none of the model's `classes` (a typo, or "7" for the class 7): it
+    could never be predicted, so it was silently counted as a miss."""
+    known = set(classes)
+    for i, t in enumerate(targets):
+        for label in (t if multi else [t]):
+            if label not in known:
+                raise ValueError(f"evaluate: target {label!r} (position {i}) is not one of the model's classes "
+                                 f"{classes[:20]}{' ...' if len(classes) > 20 else ''}")
+
+
 def accuracy_single(preds, targets, meta) -> float:
+    unknown_target(targets, meta["classes"])
     return float(np.mean([label == t for (label, _), t in zip(preds, targets)])) if preds else float("nan")
 
 
@@ -88,6 +101,7 @@ def accuracy_multi(preds, targets, meta) -> float:
     """Fraction of (sample, class) entries right, as hotstart's MultilabelAccuracy."""
     if not preds:
         return float("nan")
+    unknown_target(targets, meta["classes"], multi=True)
     right = sum(sum((c in set(label)) == (c in set(t)) for c in meta["classes"]) for (label, _), t in zip(preds, targets))
     return right / (len(preds) * len(meta["classes"]))
 

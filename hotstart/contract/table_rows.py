@@ -1,4 +1,6 @@
-"""``hotstart predict TABLE_MODEL rows.csv``: one prediction per row of a CSV, for a table model.
+"""Table rows from a CSV file, and one prediction per row: ``hotstart predict TABLE_MODEL rows.csv``
+and a bundle's ``python predictor.py model.onnx rows.csv`` (so it lives in the contract, which the
+bundle carries; csv and math only).
 
 A model trained with ``--task tabular`` (TabularClassificationSingle / TabularRegression; an
 .onnx from ``hotstart export``, or the saved model folder) predicts rows, not images. The CSV
@@ -12,20 +14,27 @@ Each row is printed as ``rows.csv line 3: label (top-k)`` (a regression: its val
 in a continuous column, a wrong cell count, a number like 1e308 that overflows float32 once
 normalized) gets an error line naming the file, line and column; so does a row whose prediction is
 not finite. The other rows are still predicted, and the exit status is 1. A missing input column
-stops before any row, naming it.
+stops before any row, naming it (an `InputValueError`).
 """
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 from pathlib import Path
 
-from ..datasets.table_data import MISSING_CELLS  # the cells training read as missing
-from ..errors import UsageError
+from .errors import InputValueError
+
+__all__ = ["MISSING_CELLS", "RowError", "read_rows", "predict_rows"]
+
+_MISSING_WORDS = ("", "na", "n/a", "#n/a", "nan", "-nan", "+nan", "null", "none")
+MISSING_CELLS = frozenset("".join(chars) for word in _MISSING_WORDS
+                          for chars in itertools.product(*[{c.lower(), c.upper()} for c in word]))
+"""The cells read as missing, in training's CSV reader (datasets/table_data.py) as here: every
+spelling of each word in any case ("NAN", "Null"...), as a set so that ``cell in MISSING_CELLS`` holds."""
 
 
-
-class RowError(UsageError):
+class RowError(InputValueError):
     """A row of the CSV that cannot be given to the model; the message names file, line and column."""
 
 
@@ -33,19 +42,20 @@ def read_rows(path, table: dict):
     """Yield ``(line number, row dict or RowError)`` for each data row of the CSV at `path`.
 
     `table`: the model's columns (``categorical``, ``continuous``, ``vocab``), as in the ONNX
-    metadata's ``table`` key. Raises `UsageError` when the header lacks an input column."""
+    metadata's ``table`` key. Raises `InputValueError` when the header lacks an input column, and
+    `OSError` when the file cannot be read."""
     path = Path(path)
     cats, conts = list(table["categorical"]), list(table["continuous"])
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise UsageError(f"{path} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
+        raise InputValueError(f"{path} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
     reader = csv.reader(text.splitlines(), delimiter=delimiter)
     header = [h.strip() for h in next(reader, [])]
     absent = [c for c in cats + conts if c not in header]
     if absent:
-        raise UsageError(f"{path} lacks the model's input column(s) {absent} (its columns: {header[:20]})")
+        raise InputValueError(f"{path} lacks the model's input column(s) {absent} (its columns: {header[:20]})")
     index = {c: header.index(c) for c in cats + conts}
     for cells in reader:
         line = reader.line_num
@@ -97,7 +107,7 @@ def predict_rows(model, paths, top_k: int = 3, as_json: bool = False, out=None) 
     `model`: a runtime (hotstart/contract/model.py's `ContractModel`) of a table kind: its
     ``predict(row dict)``, ``meta["table"]`` (the input columns) and ``classes`` (None for a
     regression)."""
-    from ..contract.report import print_predictions
+    from .report import print_predictions
 
     def rows():
         for path in paths:
