@@ -34,6 +34,7 @@ from ..blocks import Continuous, Label
 from ..blocks.table import TableRow, category_key, is_missing
 from .containers import Data
 from .errors import DatasetError
+from .frames import is_dataframe, row_namer
 from ..errors import UsageTypeError
 
 __all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD", "NumbersReadAsCategories"]
@@ -210,13 +211,11 @@ def _read_columns(table) -> tuple[dict[str, list], str, Callable[[int], str]]:
     if isinstance(table, (str, os.PathLike)):
         columns, lines = _read_csv(table)
         return columns, str(table), lambda i: f"line {lines[i]}"
-    if hasattr(table, "columns") and hasattr(table, "iloc"):  # a pandas DataFrame, duck-typed
+    if is_dataframe(table):
         names = [str(c) for c in table.columns]
         if len(set(names)) != len(names):
             raise DatasetError(f"TableData: the DataFrame has duplicate column names {names}")
-        index = list(table.index)
-        return ({str(c): table[c].tolist() for c in table.columns}, "the DataFrame",
-                lambda i: f"row {i}" if index[i] == i else f"row {i} (index {index[i]!r})")
+        return {str(c): table[c].tolist() for c in table.columns}, "the DataFrame", row_namer(table)
     raise UsageTypeError(f"TableData takes a CSV path or a pandas DataFrame, got {type(table).__name__}")
 
 
