@@ -212,9 +212,11 @@ def _read_columns(table) -> tuple[dict[str, list], str, Callable[[int], str]]:
         columns, lines = _read_csv(table)
         return columns, str(table), lambda i: f"line {lines[i]}"
     if is_dataframe(table):
-        names = [str(c) for c in table.columns]
+        names = [str(c) for c in table.columns]  # as text, as a row's keys are read (contract.as_row)
         if len(set(names)) != len(names):
-            raise DatasetError(f"TableData: the DataFrame has duplicate column names {names}")
+            same = [c for c in table.columns if names.count(str(c)) > 1]
+            raise DatasetError(f"TableData: the DataFrame has duplicate column names {same!r} (column names are "
+                               f"read as text, so 1 and '1' are one name); rename them")
         return {str(c): table[c].tolist() for c in table.columns}, "the DataFrame", row_namer(table)
     raise UsageTypeError(f"TableData takes a CSV path or a pandas DataFrame, got {type(table).__name__}")
 
