@@ -2,6 +2,7 @@
 encoding, one class; and the errors that name the cell (the CSV line, or the DataFrame row).
 """
 import json
+import math
 import re
 import warnings
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from hotstart import TabularClassificationSingle, TabularRegression
+from hotstart.blocks import Continuous
 from hotstart.datasets import DatasetError, TableData
 from hotstart.errors import HotstartError
 from hotstart.strict_json import NotJSONError, dumps
@@ -157,6 +159,30 @@ def test_a_numeric_target_read_as_classes_because_of_one_cell_warns(tmp_path):
     assert type(target).__name__ == "Label"
     with pytest.raises(DatasetError, match=r"target column 'y' .* holds 'unknown' in line 13"):
         TableData(_csv(tmp_path, "\n".join(lines) + "\n"), target="y", regression=True)
+
+
+def test_numbers_stored_as_text_in_a_dataframe_are_read_as_the_csv_reads_them(tmp_path):
+    """Before: ``df[c].astype(str)`` (or ``read_csv(dtype=str)``) made a column of 40 numbers 40
+    categories, silently, where the same cells in a CSV file were a continuous column."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=40).round(3), "n": [i % 3 for i in range(40)],
+                       "m": [float(i) for i in range(40)], "y": ["p", "q"] * 20})
+    df.loc[5, "a"] = None
+    df.to_csv(tmp_path / "t.csv", index=False)
+    data_csv, blocks_csv = TableData(tmp_path / "t.csv", target="y")
+    as_text = df.astype({"a": str, "n": str, "m": str}).astype(object)
+    as_text.loc[5, "a"] = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data_df, blocks_df = TableData(as_text, target="y")
+    assert blocks_df == blocks_csv
+    assert blocks_df[0].continuous == ["a", "m"] and blocks_df[0].categorical == ["n"]
+    assert data_df.inputs[0] == data_csv.inputs[0] and math.isnan(data_df.inputs[5]["a"])
+    assert [r["a"] for r in data_df.inputs[:3]] == [float(v) for v in df["a"][:3]]
+    _, (_, target) = TableData(pd.DataFrame({"x": ["p", "q"] * 15, "t": [str(i * 1.5) for i in range(30)]}),
+                               target="t")
+    assert target == Continuous(1)  # a regression, as from the file
 
 
 def test_text_columns_and_clean_numbers_do_not_warn(tmp_path):

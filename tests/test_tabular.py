@@ -173,6 +173,39 @@ def test_table_data_errors_name_the_column(tmp_path):
         TableData(tmp_path / "missing.csv", target="a")
 
 
+def test_a_dataframe_with_a_number_as_column_name_predicts_its_own_rows():
+    """Before: TableData named column 1 "1", the row's key stayed 1, and predict said
+    "row has no column(s) ['1']; it has ['1', 'a']". Keys are now read as text everywhere."""
+    from hotstart.contract import InputValueError, TableEncoder
+    from hotstart.errors import UsageError
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=40), 1: rng.normal(size=40), "y": ["p", "q"] * 20})
+    data, blocks = TableData(df, target="y")
+    assert blocks[0] == TableRow([], ["a", "1"])
+    learner = tasklearner(TabularClassificationSingle(blocks), data, seed=0, progress=False)
+    rows = df.drop(columns="y")
+    want = learner.predict({"a": rows["a"][0], "1": rows[1][0]})[1]
+    for row in (rows.iloc[0], rows.iloc[[0]], {"a": rows["a"][0], 1: rows[1][0]}):
+        torch.testing.assert_close(learner.predict(row)[1], want)
+    with pytest.raises(UsageError) as e:
+        learner.predict({"a": 0.5, 1: 0.1, "1": 0.2})
+    assert str(e.value) == ("row has 2 keys that read as the same column name '1': 1 and '1' (column names are "
+                            "read as text, as in training); rename one")
+    with pytest.raises(BlockValueError, match=r"row has no column\(s\) \['x', 'y'\]; it has \[2, 'color', 'size'\] \(block"):
+        ROW.validate({"color": "red", "size": 1, 2: 1.0})  # repr: an int key is not shown as text
+    enc = TableEncoder({"categorical": ["2"], "continuous": ["1"], "na_columns": [], "vocab": {"2": ["#na#", "u"]},
+                        "median": {"1": 0.0}, "mean": {"1": 1.0}, "std": {"1": 2.0}})
+    np.testing.assert_array_equal(enc.encode({2: "u", 1: 5.0}), np.array([1.0, 2.0], dtype=np.float32))
+    with pytest.raises(InputValueError, match=r"^row has 2 keys that read as the same column name '2': 2 and '2'"):
+        enc.encode({2: "u", "2": "u", 1: 5.0})
+    with pytest.raises(DatasetError) as e:
+        TableData(pd.DataFrame({1: [1.0, 2.0], "1": [3.0, 4.0], "y": ["p", "q"]}), target="y")
+    assert str(e.value) == ("TableData: the DataFrame has duplicate column names [1, '1'] (column names are read as "
+                            "text, so 1 and '1' are one name); rename them")
+
+
 # --- model and metrics ---------------------------------------------------------------------------
 
 def test_embedding_sizes_follow_fastais_rule_and_the_model_rebuilds_from_json():

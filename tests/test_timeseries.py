@@ -133,10 +133,96 @@ def test_time_series_data_from_arrays_lists_and_dataframes():
     np.testing.assert_array_equal(data[0][3], x[3, :1])
     with pytest.raises(DatasetError, match="3 series but 2 targets"):
         TimeSeriesData(x[:3], ["a", "b"])
-    with pytest.raises(DatasetError, match="regression target 1 of the arrays is nan, not a finite number"):
-        TimeSeriesData(x[:3], [0.5, float("nan"), 1.5], regression=True)
+    with pytest.raises(DatasetError, match="regression target 1 of the arrays is inf, not a finite number"):
+        TimeSeriesData(x[:3], [0.5, float("inf"), 1.5], regression=True)
     with pytest.raises(DatasetError, match="target= must name a column"):
         TimeSeriesData(df, target="nope")
+
+
+def test_a_missing_target_is_refused_naming_its_series_or_row_or_dropped():
+    """Before: str(v) made None a class 'None' and NaN a class 'nan'. Now as TableData: an error
+    naming the first (the DataFrame's row and index too), or dropped with dropna_target=True."""
+    x = np.random.default_rng(0).normal(size=(6, 20))
+    for missing in (None, float("nan")):
+        with pytest.raises(DatasetError) as e:
+            TimeSeriesData(x, ["a", "b", missing, "a", "b", missing])
+        assert str(e.value) == ("TimeSeriesData: targets= has 2 missing value(s), first in series 2; drop those "
+                                "series (dropna_target=True) or fill them")
+    with pytest.raises(DatasetError, match=r"^TimeSeriesData: test_targets= has 1 missing value\(s\), first in series 1;"):
+        TimeSeriesData(x[:3], ["a", "b", "a"], test=x[3:], test_targets=["a", None, "b"])
+    with pytest.raises(DatasetError, match=r"^TimeSeriesData: targets= has 1 missing value\(s\), first in series 0;"):
+        TimeSeriesData(x[:3], [None, 0.5, 1.5], regression=True)
+    data, (_, label) = TimeSeriesData(x, ["a", "b", None, "a", "b", float("nan")], dropna_target=True)
+    assert label == Label(["a", "b"]) and data.targets == ["a", "b", "a", "b"]
+    np.testing.assert_array_equal(data.inputs[2], x[3:4])  # series 2 was dropped: the third kept is series 3
+    with pytest.raises(DatasetError, match=r"^TimeSeriesData: targets= has no values at all \(every target is missing\)$"):
+        TimeSeriesData(x[:2], [None, None], dropna_target=True)
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(x, index=range(10, 16)).assign(y=["a", "b", None, "a", "b", "a"])
+    with pytest.raises(DatasetError) as e:
+        TimeSeriesData(df, target="y")
+    assert str(e.value) == ("TimeSeriesData: target column 'y' of the DataFrame has 1 missing value(s), first in "
+                            "row 2 (index 12); drop those rows (dropna_target=True) or fill them")
+    data, (_, label) = TimeSeriesData(df, target="y", dropna_target=True)
+    assert label == Label(["a", "b"]) and data.targets == ["a", "b", "a", "b", "a"]
+
+
+def test_one_class_is_refused_when_the_data_and_when_the_task_is_built():
+    """Before: accepted by TimeSeriesData and tasklearner, then fit_one_cycle failed in torchmetrics
+    ("num_classes must be >= 2"). A regression target of one value is still a regression."""
+    x = np.random.default_rng(0).normal(size=(6, 20))
+    with pytest.raises(DatasetError) as e:
+        TimeSeriesData(x, ["a"] * 6)
+    assert str(e.value) == ("TimeSeriesData: targets= holds one value only ('a', in all 6 series): a classifier "
+                            "needs two classes or more; pass series of other classes too, or regression=True for "
+                            "numbers")
+    with pytest.raises(DatasetError, match=r"^TimeSeriesData: targets= and test_targets= hold one value only "
+                                           r"\('a', in all 6 series\)"):
+        TimeSeriesData(x[:3], ["a"] * 3, test=x[3:], test_targets=["a"] * 3)
+    with pytest.raises(DatasetError, match=r"^TimeSeriesData: targets= holds one value only \('a', in all 5 series\)"):
+        TimeSeriesData(x, ["a", "a", None, "a", "a", "a"], dropna_target=True)
+    _, (_, target) = TimeSeriesData(x, [0.5] * 6)
+    assert target == Continuous(1)
+    with pytest.raises(UsageError, match=r"^TSClassificationSingle needs at least 2 classes, got 1: \['a'\]"):
+        TSClassificationSingle((TimeSeries(1, 20), Label(["a"])))
+
+
+def test_a_cell_that_is_not_a_number_is_named_by_its_series_and_step():
+    """Before: numpy's own errors ("could not convert string to float: 'oops'", "setting an array
+    element with a sequence"), naming no series."""
+    rng = np.random.default_rng(0)
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(rng.normal(size=(6, 5)), index=range(10, 16)).astype(object).assign(y=["a", "b"] * 3)
+    df.loc[12, 3] = "oops"
+    with pytest.raises(DatasetError) as e:
+        TimeSeriesData(df, target="y")
+    assert str(e.value) == "TimeSeriesData: the DataFrame holds 'oops' in row 2 (index 12), column 3, which is not a number"
+    df.loc[12, 3] = "1.5"  # text that reads as a number is one, as numpy reads it
+    assert TimeSeriesData(df, target="y")[0].inputs[2][0, 3] == 1.5
+    with pytest.raises(DatasetError) as e:
+        TimeSeriesData(np.array([["1", "2"], ["3", "a"]]), ["a", "b"])
+    assert str(e.value) == "TimeSeriesData: the array holds 'a' in series 1, step 1, which is not a number"
+    with pytest.raises(DatasetError, match=r"^TimeSeriesData: the array holds 'x' in series 0, channel 1, step 2, "):
+        TimeSeriesData(np.array([[["1", "2", "3"], ["4", "5", "x"]]] * 2), ["a", "b"])
+    with pytest.raises(DatasetError) as e:
+        TimeSeriesData([np.zeros(4), [1.0, 2.0, "x"]], ["a", "b"])
+    assert str(e.value) == "TimeSeriesData: the list of series holds 'x' in series 1, step 2, which is not a number"
+    hint = ("pass series of different lengths as a plain list of arrays, [a0, a1, ...], each (length,) or "
+            "(channels, length)")
+    ragged = np.empty(2, dtype=object)
+    ragged[0], ragged[1] = np.zeros(5), np.zeros(7)
+    with pytest.raises(DatasetError) as e:
+        TimeSeriesData(ragged, ["a", "b"])
+    assert str(e.value) == f"TimeSeriesData: got a numpy object array of 2 series: {hint}"
+    with pytest.raises(DatasetError) as e:
+        TimeSeriesData(ragged[:, None], ["a", "b"])
+    assert str(e.value) == (f"TimeSeriesData: the array holds an array of shape (5,) in series 0, step 0, where a "
+                            f"number belongs: {hint}")
+    data, (series, _) = TimeSeriesData(list(ragged), ["a", "b"])  # the plain list the hint asks for
+    assert series == TimeSeries(1) and [s.shape for s in data.inputs] == [(1, 5), (1, 7)]
+    with pytest.raises(DatasetError, match=r"^TimeSeriesData: series 1 cannot be read as an array of numbers \(.*\); "
+                                           r"a series is \(length,\) or \(channels, length\), with channels of one length$"):
+        TimeSeriesData([np.zeros((2, 3)), [[1.0, 2.0], [3.0]]], ["a", "b"])
 
 
 # --- tasks ---------------------------------------------------------------------------------------

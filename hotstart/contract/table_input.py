@@ -10,7 +10,8 @@ normalized continuous values...]`` as float32: an unseen or missing category is 
 number is the training median, and its indicator 2 (1 when present). Training's
 `TabularPreprocessing` encodes every row with a `TableEncoder` too: one implementation.
 
-A row is a mapping ``{column: value}`` (a dict, a pandas Series, or a one-row DataFrame). A value
+A row is a mapping ``{column: value}`` (a dict, a pandas Series, or a one-row DataFrame), its
+column names read as text, as training reads them (``1`` is column ``"1"``, see `as_row`). A value
 the model cannot take is an `InputValueError` naming the column: text in a continuous column, an
 infinity, or a number so large that, normalized, it overflows float32 (a 1e308 cell would
 otherwise become infinite, and every probability NaN).
@@ -59,16 +60,46 @@ def category_key(value: Any) -> str | None:
 
 
 def as_row(value: Any) -> Any:
-    """A dict from a one-row pandas DataFrame or a Series; anything else unchanged (duck-typed:
-    no pandas import)."""
+    """A row as a dict keyed by column names as text, from a dict (or any mapping), a pandas
+    Series or a one-row DataFrame (duck-typed: no pandas import); anything else unchanged, for
+    `row_problem` to refuse.
+
+    Training reads a table's column names as text (``str(name)``: a CSV header is text, and
+    `TableData` turns a DataFrame's ``1`` into ``"1"``), so a row is read the same way: a row of
+    the very DataFrame the model was trained on is found by its own keys. Two keys with the same
+    text (``1`` and ``"1"``) are an `InputValueError`: which one is the column cannot be told."""
     if hasattr(value, "columns") and hasattr(value, "iloc"):  # a DataFrame
         if len(value) != 1:
             raise InputValueError(f"expected one row, got a DataFrame with {len(value)} rows "
                                   "(predict one row at a time, e.g. df.iloc[[i]])")
-        return {c: value[c].iloc[0] for c in value.columns}
-    if hasattr(value, "index") and hasattr(value, "to_dict") and hasattr(value, "iloc"):  # a Series
-        return value.to_dict()
-    return value
+        value = {c: value[c].iloc[0] for c in value.columns}
+    elif hasattr(value, "index") and hasattr(value, "to_dict") and hasattr(value, "iloc"):  # a Series
+        value = value.to_dict()
+    if not _is_mapping(value):
+        return value
+    row = _text_keyed(value)
+    if isinstance(row, str):
+        raise InputValueError(row)
+    return row
+
+
+def _is_mapping(value: Any) -> bool:
+    return hasattr(value, "keys") and hasattr(value, "__getitem__") and not isinstance(value, (str, bytes))
+
+
+def _text_keyed(row: Any) -> dict | str:
+    """A mapping as a dict keyed by text (the row itself when it is one: the usual row, no copy),
+    or, as a message, which of its keys have the same text (``1`` and ``"1"``), so are one column."""
+    if isinstance(row, dict) and all(type(k) is str for k in row):
+        return row
+    by_text: dict[str, list] = {}
+    for k in row.keys():
+        by_text.setdefault(str(k), []).append(k)
+    same = next((keys for keys in by_text.values() if len(keys) > 1), None)
+    if same is not None:
+        return (f"row has {len(same)} keys that read as the same column name {str(same[0])!r}: "
+                f"{' and '.join(map(repr, same))} (column names are read as text, as in training); rename one")
+    return {text: row[keys[0]] for text, keys in by_text.items()}
 
 
 def _scalar(v):
@@ -79,21 +110,24 @@ def _scalar(v):
 
 
 def row_problem(row: Any, categorical: Sequence[str], continuous: Sequence[str]) -> str | None:
-    """None, or why `row` is not a row of these columns: not a mapping, a column absent, a
-    category of a type that has no text, a continuous value that is not a finite number."""
-    if not (hasattr(row, "keys") and hasattr(row, "__getitem__")) or isinstance(row, (str, bytes)):
+    """None, or why `row` is not a row of these columns: not a mapping, two keys of the same text
+    (see `as_row`), a column absent, a category of a type that has no text, a continuous value
+    that is not a finite number. Keys are read as text, as `as_row` reads them."""
+    if not _is_mapping(row):
         return f"a table row must be a mapping of column -> value (a dict), got {type(row).__name__}"
-    keys = set(row.keys())
-    absent = [c for c in list(categorical) + list(continuous) if c not in keys]
-    if absent:
-        return f"row has no column(s) {absent}; it has {sorted(map(str, keys))}"
+    by_text = _text_keyed(row)
+    if isinstance(by_text, str):
+        return by_text
+    absent = [c for c in list(categorical) + list(continuous) if c not in by_text]
+    if absent:  # the row's own keys, by repr: an int key 1 and a text key '1' look different
+        return f"row has no column(s) {absent}; it has {sorted(row.keys(), key=str)!r}"
     for c in categorical:
         try:
-            category_key(_scalar(row[c]))
+            category_key(_scalar(by_text[c]))
         except TypeError as e:
             return f"column {c!r}: {e}"
     for c in continuous:
-        v = _scalar(row[c])
+        v = _scalar(by_text[c])
         if is_missing(v):
             continue
         if isinstance(v, (str, bytes)) or not isinstance(v, numbers.Real):

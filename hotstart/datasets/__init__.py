@@ -18,7 +18,9 @@ and ``import hotstart.datasets`` stays cheap (PIL is imported when an image is f
 
 Modules, one job each: `containers` (Samples, mapobs, Subset, Data, splits), `images`
 (load_image), `recipes` (ImageFolders), `image_table` (ImageTable: a CSV of image files and labels),
-`table_data` (TableData: a table whose rows are the samples), `spatial_recipes` (masks, keypoints),
+`table_data` (TableData: a table whose rows are the samples), `timeseries` (TimeSeriesData),
+`series_cells` (series values as numbers, naming a bad cell), `frames` (DataFrames without pandas),
+`spatial_recipes` (masks, keypoints),
 `digits` and `penguins` (the built-in data), `download` (cache, checksums, safe extraction), `remote`
 (layouts of downloadable datasets), `registry` (names).
 """

@@ -7,11 +7,12 @@
 Rows are dicts ``{column: value}`` holding the chosen columns; a missing cell is ``None``.
 A CSV is read with the standard library (cells ``""``, ``NA``, ``N/A``, ``#N/A``, ``NaN``, ``NULL``
 and ``None`` are missing, in any case: ``NAN`` and ``nan`` too; a column whose other cells are all
-numbers becomes numbers). Numbers are trained on as float32: a number beyond float32's range
-(``1e308``) in a continuous column or a regression target is an error naming the file, the line
-(or the DataFrame's row) and the column, before training (it would become infinite, and training
-would only say that it diverged). A
-DataFrame is read column by column through ``.tolist()``: pandas itself is never imported here.
+numbers becomes numbers; a DataFrame's text cells that read as numbers, as from
+``pandas.read_csv(path, dtype=str)``, count as numbers by the same rule). Numbers are trained on
+as float32: a number beyond float32's range (``1e308``) in a continuous column or a regression
+target is an error naming the file, the line (or the DataFrame's row) and the column, before
+training (it would become infinite, and training would only say that it diverged). A DataFrame
+is read column by column through ``.tolist()``: pandas itself is never imported here.
 
 Which columns are categorical and which continuous, when not given, is decided as fastai's
 ``cont_cat_split(max_card=20)`` does: a column of numbers that are not all integers, or of more
@@ -34,6 +35,7 @@ from ..blocks import Continuous, Label
 from ..blocks.table import TableRow, category_key, is_missing
 from .containers import Data
 from .errors import DatasetError
+from .frames import is_dataframe, row_namer
 from ..errors import UsageTypeError
 
 __all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD", "NumbersReadAsCategories"]
@@ -210,27 +212,23 @@ def _read_columns(table) -> tuple[dict[str, list], str, Callable[[int], str]]:
     if isinstance(table, (str, os.PathLike)):
         columns, lines = _read_csv(table)
         return columns, str(table), lambda i: f"line {lines[i]}"
-    if hasattr(table, "columns") and hasattr(table, "iloc"):  # a pandas DataFrame, duck-typed
-        names = [str(c) for c in table.columns]
+    if is_dataframe(table):
+        names = [str(c) for c in table.columns]  # as text, as a row's keys are read (contract.as_row)
         if len(set(names)) != len(names):
-            raise DatasetError(f"TableData: the DataFrame has duplicate column names {names}")
-        index = list(table.index)
-        return ({str(c): table[c].tolist() for c in table.columns}, "the DataFrame",
-                lambda i: f"row {i}" if index[i] == i else f"row {i} (index {index[i]!r})")
+            same = [c for c in table.columns if names.count(str(c)) > 1]
+            raise DatasetError(f"TableData: the DataFrame has duplicate column names {same!r} (column names are "
+                               f"read as text, so 1 and '1' are one name); rename them")
+        return {str(c): table[c].tolist() for c in table.columns}, "the DataFrame", row_namer(table)
     raise UsageTypeError(f"TableData takes a CSV path or a pandas DataFrame, got {type(table).__name__}")
 
 
 def _as_floats(values: list) -> list | None:
+    """The CSV reader's rule for a column: its cells as floats when every present one reads as a
+    finite number (`_number`), else None (the column stays text)."""
     out = []
     for v in values:
-        if v is None:
-            out.append(None)
-            continue
-        try:
-            f = float(v)
-        except ValueError:
-            return None
-        if not math.isfinite(f):
+        f = None if v is None else _number(v)
+        if f is None and v is not None:
             return None
         out.append(f)
     return out
@@ -287,11 +285,14 @@ def _is_number(v: Any) -> bool:
 
 
 def _is_continuous(values: list) -> bool:
-    """fastai's cont_cat_split rule: numbers, and either not all integers or more than MAX_CARD distinct."""
-    present = [v for v in values if not is_missing(v)]
-    if not present or not all(_is_number(v) for v in present):
+    """fastai's cont_cat_split rule: numbers, and either not all integers or more than MAX_CARD distinct.
+
+    Text that reads as a number counts as one (`_number`), as the CSV reader reads it: a DataFrame
+    column of numbers stored as text (``pandas.read_csv(path, dtype=str)``, ``df[c].astype(str)``) is
+    decided as the same column read from the file, not made a category per value."""
+    floats = [_number(v) for v in values if not is_missing(v)]
+    if not floats or None in floats:
         return False
-    floats = [float(v) for v in present]
     return not all(f.is_integer() for f in floats) or len(set(floats)) > MAX_CARD
 
 

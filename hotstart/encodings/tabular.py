@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..blocks import Block, Continuous
-from ..blocks.table import TableRow, TableTensor, category_key, is_missing
+from ..blocks.table import TableRow, TableTensor, as_row, category_key, is_missing
 from ..contract.errors import InputValueError
 from ..contract.table_input import NA, TableEncoder
 from ..errors import SampleError, UsageError
@@ -117,7 +117,7 @@ class TabularPreprocessing(Encoding):
         cats = {c: set() for c in self.categorical}
         conts = {c: np.empty(n, dtype=np.float64) for c in self.continuous}
         for i in range(n):
-            row = rows[i]
+            row = as_row(rows[i])  # keys as text, as encoding reads them
             for c in self.categorical:
                 key = category_key(row[c])
                 if key is not None:

@@ -64,6 +64,7 @@ class _SeriesTask(TrainingStatisticsTask):
             raise UsageError(f"{name}: the preprocessing's {prep.channels} channel(s) / length {prep.length} differ "
                              f"from the block's {series!r}")
         if self.target_kind is Label:
+            blocks[1].check_trainable(name)  # one class: refused now, as for tables and images
             targets = [OneHot()]
         else:
             targets = [target_scaling or TargetScaling()]
