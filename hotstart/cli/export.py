@@ -258,7 +258,7 @@ def bundle_readme(task, name: str, version: str) -> str:
         inputs = inputs.format(categorical=list(row.categorical), continuous=list(row.continuous))
     elif family == "image":
         inputs = inputs.format(size=tuple(task.size), channels=task.channels)
-    classes = getattr(task, "classes", None)
+    classes = task.classes  # None for a regression (tasks/base.py)
     outputs = ("a value for each regression target" if classes is None else
                f"{len(classes)} classes: " + json.dumps(classes[:20]) + (" ..." if len(classes) > 20 else ""))
     return BUNDLE_README.format(name=name, files=files, call=call, kind=kind,

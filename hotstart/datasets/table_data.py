@@ -23,7 +23,6 @@ a `Continuous` block (a regression), a categorical one a `Label` of its sorted v
 from __future__ import annotations
 
 import csv
-import itertools
 import math
 import os
 from pathlib import Path
@@ -33,6 +32,7 @@ import numpy as np
 
 from ..blocks import Continuous, Label
 from ..blocks.table import TableRow, category_key, is_missing
+from ..contract.table_rows import MISSING_CELLS  # one list of the cells read as missing, here and at predict
 from .containers import Data
 from .errors import DatasetError
 from .frames import is_dataframe, row_namer
@@ -40,10 +40,6 @@ from ..errors import UsageTypeError
 
 __all__ = ["TableData", "read_csv_columns", "MISSING_CELLS", "MAX_CARD", "NumbersReadAsCategories"]
 
-_MISSING_WORDS = ("", "na", "n/a", "#n/a", "nan", "-nan", "+nan", "null", "none")
-# every spelling of each word, in any case ("NAN", "Null"...): a set, so `cell in MISSING_CELLS` holds
-MISSING_CELLS = frozenset("".join(chars) for word in _MISSING_WORDS
-                          for chars in itertools.product(*[{c.lower(), c.upper()} for c in word]))
 FLOAT32_MAX = float(np.finfo(np.float32).max)  # inputs and regression targets are float32
 MAX_CARD = 20  # fastai's cont_cat_split default: integer columns with more distinct values are continuous
 
