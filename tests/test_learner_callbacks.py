@@ -9,6 +9,7 @@ import hotstart
 from hotstart.learner import (Callback, CancelBatch, CancelEpoch, CancelFit, EarlyStopping, GradientClip,
                               NonFiniteLossError, SaveBestModel)
 from hotstart.learner.callbacks.base import EVENTS
+from hotstart.errors import UsageError
 from hotstart.learner.callbacks.nan_guard import NonFiniteGuard
 
 
@@ -217,7 +218,7 @@ def test_progress_prints_a_table(make_learner, capsys):
     assert [line.split()[0] for line in out[2:]] == ["0", "1"]
 
 
-def test_early_stopping(make_learner):
+def test_early_stopping(make_learner, tmp_path):
     stop = EarlyStopping(monitor="valid_loss", patience=1, min_delta=1e9)  # nothing can improve by 1e9
     learner = make_learner(callbacks=[stop])
     learner.fit(5)
@@ -225,6 +226,8 @@ def test_early_stopping(make_learner):
 
     with pytest.raises(ValueError, match="mode"):
         EarlyStopping(mode="sideways")
+    with pytest.raises(ValueError, match="mode"):
+        SaveBestModel(tmp_path / "x", mode="up")
     learner = make_learner(callbacks=[EarlyStopping(monitor="no_such_metric")])
     with pytest.raises(KeyError, match="no_such_metric"):
         learner.fit(1)
@@ -239,9 +242,51 @@ def test_early_stopping_on_a_metric_that_cannot_improve(make_learner):
 
     stop = EarlyStopping(monitor="score", patience=2)
     learner = make_learner(callbacks=[Constant(), stop])
-    assert stop.mode == "max"
+    with pytest.raises(UsageError, match=r"EarlyStopping: 'score' is not a loss or one of the learner's metrics "
+                                         r"\['accuracy'\], so which way is better is unknown; pass mode="):
+        learner.fit(6)
+    stop = EarlyStopping(monitor="score", patience=2, mode="max")
+    learner = make_learner(callbacks=[Constant(), stop])
     learner.fit(6)
     assert len(learner.history) == 3 and stop.stopped_epoch == 2
+
+
+def test_the_direction_of_a_metric_comes_from_the_metric(make_learner, tmp_path):
+    """EarlyStopping and SaveBestModel took every metric but a loss as higher-is-better: a fit whose
+    rmse or mean_distance improved stopped, and load_best kept the worst epoch. The direction is
+    the metric's `higher_is_better` (torchmetrics' attribute; hotstart's metrics declare it)."""
+    from hotstart import metrics as M
+
+    assert M.MulticlassAccuracy(3).higher_is_better and M.R2Score().higher_is_better
+    assert M.MeanSquaredError().higher_is_better is False and M.MeanDistance((8, 8)).higher_is_better is False
+    assert M.Denormalized(M.MeanSquaredError(squared=False), [0.0], [1.0]).higher_is_better is False
+
+    class Falling(Callback):
+        """A metric that improves every epoch (lower is better), as an RMSE does while it learns."""
+        order = -7
+
+        def after_epoch(self):
+            self.learner.history[-1]["rmse"] = 10.0 - self.learner.epoch
+
+    class Stub:  # torchmetrics' protocol; the value is Falling's
+        def __init__(self, higher_is_better=None):
+            self.higher_is_better = higher_is_better
+
+        def update(self, p, t): pass
+        def compute(self): return torch.tensor(0.0)
+        def reset(self): pass
+        def to(self, device): return self
+
+    stop = EarlyStopping(monitor="rmse", patience=1)
+    best = SaveBestModel(tmp_path / "best", monitor="rmse")
+    learner = make_learner(callbacks=[Falling(), stop, best], metrics={"rmse": Stub(higher_is_better=False)})
+    learner.fit(4)
+    assert stop.mode == best.mode == "min" and stop.stopped_epoch is None and len(learner.history) == 4
+    assert best.best == 7.0 and best.best_epoch == 3
+
+    learner = make_learner(callbacks=[SaveBestModel(tmp_path / "b2", monitor="odd")], metrics={"odd": Stub()})
+    with pytest.raises(UsageError, match="SaveBestModel: the metric 'odd' does not say whether higher is better"):
+        learner.fit(1)
 
 
 def test_save_best_model(make_learner, tmp_path, digits_small):

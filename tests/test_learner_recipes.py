@@ -314,3 +314,30 @@ def test_save_best_model_saves_the_averaged_weights_it_judged(make_learner, tmp_
     loss = saved.validate(learner.valid_loader)["loss"]
     assert loss == pytest.approx(best.best, rel=1e-6)  # the saved weights are those that validated best
     assert loss == pytest.approx(learner.validate()["loss"], rel=1e-6)  # and the model holds them
+
+
+@pytest.mark.parametrize("listed", ["ema last", "a canceller before the ema"])
+def test_load_best_survives_a_stop_at_an_epochs_end_with_ema(make_learner, tmp_path, listed):
+    """EarlyStopping and EMA shared order 60: listed first, EarlyStopping raised CancelFit before
+    EMA swapped the trained weights back, and EMA's after_fit then swapped them over the best epoch
+    that SaveBestModel(load_best=True) had just loaded. EarlyStopping is order 65 now, and EMA keeps
+    a loaded best whatever stopped the fit (here also a callback of order 58 that cancels)."""
+    from hotstart.learner import CancelFit, EarlyStopping, SaveBestModel
+    from hotstart.learner.serialization import load_weights
+
+    class StopAfterTwo(Callback):
+        order = 58  # between SaveBestModel (55) and EMA (60): EMA's average is still swapped in
+
+        def after_epoch(self):
+            if self.learner.epoch == 1:
+                raise CancelFit("enough")
+
+    best = SaveBestModel(tmp_path / "best", load_best=True)
+    stop = EarlyStopping(patience=1, min_delta=100.0) if listed == "ema last" else StopAfterTwo()
+    learner = make_learner(precision="32-true", callbacks=[best, stop, EMA(decay=0.9)])
+    learner.fit_one_cycle(4, 3e-3)
+    assert len(learner.history) == 2
+    after = {k: v.clone() for k, v in learner.task_model().state_dict().items()}
+    assert learner.validate()["loss"] == pytest.approx(best.best, rel=1e-6)
+    load_weights(learner, tmp_path / "best")
+    assert all(torch.equal(after[k], v) for k, v in learner.task_model().state_dict().items())

@@ -22,6 +22,10 @@ class StreamingMetric:
     ``_states``' order) and ``_reduce(*states)`` (the value), optionally ``_state_shape()``."""
 
     _states: tuple[str, ...] = ()
+    higher_is_better: bool | None = None
+    """Whether a higher value is better (torchmetrics' attribute of the same name): what
+    `EarlyStopping` and `SaveBestModel` read to know which way is an improvement. Each metric
+    says; None: it does not (those callbacks then ask for ``mode=``)."""
     _invalid_message = "the targets hold values this metric cannot count"
 
     def __init__(self):

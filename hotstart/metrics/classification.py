@@ -14,6 +14,7 @@ class MulticlassAccuracy(StreamingMetric):
     """
 
     _states = ("correct", "total")
+    higher_is_better = True
 
     def __init__(self, num_classes: int):
         if num_classes < 2:
@@ -56,6 +57,7 @@ class MultilabelStats(StreamingMetric):
     """
 
     _states = ("tp", "fp", "tn", "fn")
+    higher_is_better = True  # accuracy and F1
 
     def __init__(self, num_labels: int, threshold: float = 0.5):
         if num_labels < 2:

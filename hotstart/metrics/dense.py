@@ -49,6 +49,7 @@ class PixelAccuracy(_PerPixel):
     num_classes, average="micro")`` on (N, C, H, W) scores and (N, H, W) targets."""
 
     _states = ("correct", "total")
+    higher_is_better = True
 
     def _pixel_counts(self, pred, true):
         return (pred == true).sum(), count_tensor(true.numel(), true.device)
@@ -67,6 +68,7 @@ class MeanIoU(_PerPixel):
     and does not count). `per_class()` gives every class's IoU (0 where undefined)."""
 
     _states = ("confmat",)
+    higher_is_better = True
 
     def _state_shape(self):
         return (self.num_classes, self.num_classes)

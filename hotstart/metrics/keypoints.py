@@ -14,6 +14,7 @@ class MeanDistance(StreamingMetric):
     against a direct computation."""
 
     _states = ("total", "count")
+    higher_is_better = False  # a distance
 
     def __init__(self, size):
         self.size = tuple(int(s) for s in size)

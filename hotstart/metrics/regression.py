@@ -36,6 +36,7 @@ class MeanSquaredError(_FloatSums):
     """
 
     _states = ("sum_squared_error", "total")
+    higher_is_better = False  # an error
 
     def __init__(self, squared: bool = True, num_outputs: int = 1):
         self.squared, self.num_outputs = bool(squared), int(num_outputs)
@@ -69,6 +70,7 @@ class R2Score(_FloatSums):
     """
 
     _states = ("sum_squared_error", "sum_error", "residual", "total")
+    higher_is_better = True
 
     def __init__(self, num_outputs: int = 1):
         self.num_outputs = int(num_outputs)
@@ -133,6 +135,11 @@ class Denormalized:
         if x.ndim == 1 and len(self.mean) == 1:
             return x * std[0] + mean[0]
         return x * std + mean
+
+    @property
+    def higher_is_better(self) -> bool | None:
+        """The wrapped metric's direction (units do not change it)."""
+        return getattr(self.metric, "higher_is_better", None)
 
     def update(self, preds, target):
         self.metric.update(self.units(preds), self.units(target))

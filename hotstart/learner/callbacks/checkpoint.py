@@ -5,6 +5,7 @@ import math
 from pathlib import Path
 
 from .base import Callback
+from .monitor import check_mode, monitor_mode
 
 
 class SaveBestModel(Callback):
@@ -15,7 +16,7 @@ class SaveBestModel(Callback):
     (``weights.safetensors`` and ``task.json``, written atomically) holding the epoch with the
     lowest validation loss, and the learner holding those weights when the fit ends. Across
     processes only the first one writes. Order 55: after the `Recorder` (-10) has added the epoch's
-    row to the history, and before `EarlyStopping` (60), so the epoch that stops a fit is still
+    row to the history, and before `EarlyStopping` (65), so the epoch that stops a fit is still
     considered.
 
     Args:
@@ -23,12 +24,13 @@ class SaveBestModel(Callback):
         monitor: the history key to watch: ``"valid_loss"`` (the default), ``"train_loss"`` or a
             metric's name (``"accuracy"``).
         mode: ``"min"`` or ``"max"``: whether lower or higher is better. None: ``"min"`` when
-            `monitor` names a loss, else ``"max"``.
+            `monitor` names a loss, else what the metric declares (``higher_is_better``;
+            callbacks/monitor.py), decided at the first epoch's end.
         load_best: load the best epoch's weights into the model when the fit ends (otherwise the
             model keeps the last epoch's weights and only the folder holds the best).
 
-    After a fit, ``best`` is the best value seen and ``best_epoch`` its epoch (None if no epoch
-    was saved).
+    After a fit, ``best`` is the best value seen and ``best_epoch`` its epoch (both None if no
+    epoch ended).
     """
 
     order = 55  # before EarlyStopping, so the epoch that ends a fit is still considered
@@ -36,13 +38,16 @@ class SaveBestModel(Callback):
     def __init__(self, path, monitor: str = "valid_loss", mode: str | None = None, load_best: bool = False):
         self.path = Path(path)
         self.monitor = monitor
-        self.mode = mode or ("min" if "loss" in monitor else "max")
+        self.mode = check_mode(mode)  # None: decided at the first epoch's end (`monitor_mode`)
         self.load_best = load_best
-        self.best = math.inf if self.mode == "min" else -math.inf
+        self.best = None
         self.best_epoch = None
 
     def after_epoch(self):
         value = self.learner.history[-1][self.monitor]
+        if self.best is None:
+            self.mode = monitor_mode(self.learner, self.monitor, self.mode, "SaveBestModel")
+            self.best = math.inf if self.mode == "min" else -math.inf
         if (value < self.best) if self.mode == "min" else (value > self.best):
             self.best, self.best_epoch = value, self.learner.history[-1]["epoch"]
             if self.learner.backend.is_global_zero:

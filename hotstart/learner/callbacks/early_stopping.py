@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ...errors import UsageError
 from .base import Callback, CancelFit
+from .monitor import check_mode, monitor_mode
 
 
 class EarlyStopping(Callback):
@@ -14,8 +14,10 @@ class EarlyStopping(Callback):
     row whose validation loss is not below the best so far; the epochs already trained stay in
     the history, and ``after_fit`` still runs for every callback. Note that a one-cycle schedule
     stopped early never reaches its low final learning rate: with `SaveBestModel`
-    (``load_best=True``) the model at least keeps its best epoch. Order 60: after the
-    `Recorder` (-10) has added the epoch's row and `SaveBestModel` (55) has saved it.
+    (``load_best=True``) the model at least keeps its best epoch. Order 65: after the
+    `Recorder` (-10) has added the epoch's row, `SaveBestModel` (55) has saved it and `EMA` (60)
+    has swapped the trained weights back in (stopping before that left the average's slot holding
+    the trained weights, which then replaced the best epoch that `load_best` had loaded).
 
     Args:
         monitor: the history key to watch: ``"valid_loss"`` (the default), ``"train_loss"`` or a
@@ -26,22 +28,22 @@ class EarlyStopping(Callback):
             (a noisy validation loss that wobbles by 1e-4 does not reset the count with
             ``min_delta=1e-3``).
         mode: ``"min"`` or ``"max"``: whether lower or higher is better (anything else is a
-            `UsageError`). None: ``"min"`` when `monitor` names a loss, else ``"max"``.
+            `UsageError`). None: ``"min"`` when `monitor` names a loss, else what the metric
+            declares (``higher_is_better``: ``"max"`` for accuracy, ``"min"`` for ``rmse`` and
+            ``mean_distance``; callbacks/monitor.py), decided at the first epoch's end.
 
     The best value and the count restart at each fit. After a stop, ``stopped_epoch`` is the
     epoch it stopped at (None when the fit ran to its end).
     """
 
-    order = 60
+    order = 65  # after SaveBestModel (55) has saved the epoch and EMA (60) has swapped its average out
 
     def __init__(self, monitor: str = "valid_loss", patience: int = 3, min_delta: float = 0.0, mode: str | None = None):
         self.monitor, self.patience, self.min_delta = monitor, int(patience), float(min_delta)
-        self.mode = mode or ("min" if "loss" in monitor else "max")
-        if self.mode not in ("min", "max"):
-            raise UsageError(f"mode must be 'min' or 'max', got {mode!r}")
+        self.mode = check_mode(mode)  # None: decided at the first epoch's end (`monitor_mode`)
 
     def before_fit(self):
-        self.best, self.wait = (math.inf if self.mode == "min" else -math.inf), 0
+        self.best, self.wait = None, 0
         self.stopped_epoch = None
 
     def after_epoch(self):
@@ -49,6 +51,9 @@ class EarlyStopping(Callback):
         if self.monitor not in row:
             raise KeyError(f"EarlyStopping monitors {self.monitor!r}, not in the history keys {sorted(row)}")
         value = row[self.monitor]
+        if self.best is None:
+            self.mode = monitor_mode(self.learner, self.monitor, self.mode, "EarlyStopping")
+            self.best = math.inf if self.mode == "min" else -math.inf
         better = value < self.best - self.min_delta if self.mode == "min" else value > self.best + self.min_delta
         if better:
             self.best, self.wait = value, 0

@@ -165,8 +165,14 @@ class EMA(Callback):
         from .nan_rollback import NonFiniteLossError
 
         averaged, self._averaging = self._averaging, False
-        if self._swapped:  # the fit stopped inside an epoch's end
-            self._swap()
+        best = self.learner.cb(SaveBestModel)
+        best_loaded = best is not None and best.load_best and best.best_epoch is not None
+        if self._swapped:  # the fit stopped inside an epoch's end (a callback before this one cancelled it)
+            if best_loaded:  # SaveBestModel (55) has loaded the best epoch over the average: keep it,
+                self.ema.module.load_state_dict(self.learner.task_model().state_dict())  # and average on from it
+                self._swapped = False
+            else:
+                self._swap()
         # after_fit runs in the loop's `finally`: a fit that diverged is ending with the guard's
         # error. The guard has put the model back to a state that works, and the average has taken
         # in the steps since (non-finite, or on the way there): the model keeps the guard's state,
@@ -174,8 +180,7 @@ class EMA(Callback):
         if isinstance(sys.exc_info()[1], NonFiniteLossError):
             self.ema, self.updates = None, 0
             return
-        best = self.learner.cb(SaveBestModel)
-        if best is not None and best.load_best and best.best_epoch is not None:
+        if best_loaded:
             return  # SaveBestModel(load_best=True) has loaded the best epoch's averaged weights
         if averaged and self.use_ema and self.ema is not None and self.updates:
             self.learner.task_model().load_state_dict(self.ema.module.state_dict())

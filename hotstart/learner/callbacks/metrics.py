@@ -56,6 +56,17 @@ class Metrics(Callback):
             self._metrics = {name: m.to(self.learner.device) for name, m in dict(spec).items()}
         return self._metrics
 
+    def names(self) -> list[str]:
+        """The metrics' names (their keys in the history)."""
+        return list(self._build())
+
+    def higher_is_better(self, name: str) -> bool | None:
+        """Whether a higher value of the metric `name` is better: its ``higher_is_better``
+        (torchmetrics' attribute; hotstart's metrics declare it too). None when the metric does
+        not say, or there is no metric of that name."""
+        better = getattr(self._build().get(name), "higher_is_better", None)
+        return None if better is None else bool(better)
+
     def before_epoch(self):
         # an epoch cancelled before validation must not report the previous epoch's numbers
         self.values = {name: math.nan for name in self.values}
