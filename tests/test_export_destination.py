@@ -163,3 +163,17 @@ def test_a_c_export_of_an_onnx_file_is_not_written_over_it(tmp_path, capsys):
     assert main(["export", str(source), "--format", "c", "--out", str(source)]) == 1
     assert "model being exported" in capsys.readouterr().err
     assert source.read_bytes() == b"an int8 model"
+
+
+def test_the_int8_exports_refuse_options_they_do_not_take(tmp_path):
+    """``export("m.tflite", quantize="int8", batch_size=8)`` wrote a batch-1 file and ``measure=True``
+    for a .pte reported nothing: the int8 .pte and .tflite paths dropped every other keyword."""
+    from hotstart.export import export
+
+    with pytest.raises(UsageError, match=r"format='tflite', quantize='int8' takes no 'batch_size', 'bogus' \(it "
+                                         r"takes no other option\)"):
+        export(None, tmp_path / "m.tflite", quantize="int8", batch_size=8, bogus=1)
+    with pytest.raises(UsageError, match=r"format='pte', quantize='int8' takes no 'measure' \(it takes 'batch_size'\); "
+                                         r"measure= is for format='onnx', quantize='int8'"):
+        export(None, tmp_path / "m.pte", quantize="int8", measure=True)
+    assert list(tmp_path.iterdir()) == []

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..errors import UsageError
 from .report import ExportError, ExportReport
 
-__all__ = ["export", "check_options", "ExportError", "ExportReport"]
+__all__ = ["export", "check_options", "refuse_options", "ExportError", "ExportReport"]
 
 FORMATS = ("onnx", "pt2", "pte", "web", "c", "tflite", "iree")
 # the suffix of each file format (web and c write folders)
@@ -51,6 +51,17 @@ def check_options(format: str, quantize: str | None = None, calibrate: int = 256
                          f"{FP32_ONLY[format]}")
     if quantize is not None or format == "c":  # these calibrate on training samples
         check_int("calibrate", calibrate, minimum=1)
+
+
+def refuse_options(options: dict, taken: tuple, what: str) -> None:
+    """Refuse the keywords in `options` that the export `what` does not take (`taken`), naming
+    them: the int8 paths used to drop them silently (``batch_size=8`` for a .tflite, ``measure``
+    for a .pte), where every fp32 path raised Python's TypeError."""
+    unknown = sorted(set(options) - set(taken))
+    if unknown:
+        hint = "; measure= is for format='onnx', quantize='int8'" if "measure" in unknown else ""
+        raise UsageError(f"export: {what} takes no {', '.join(map(repr, unknown))} (it takes "
+                         f"{', '.join(map(repr, taken)) or 'no other option'}){hint}")
 
 
 def export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
@@ -86,8 +97,8 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         if quantize == "int8":  # PT2E post-training int8 (XNNPACKQuantizer), calibrated on training samples
             from .qat import quantize_learner
 
-            batch_size = kwargs.pop("batch_size", 1)
-            return quantize_learner(learner, "pte", qat_epochs=0, calibrate=calibrate).export(path, batch_size=batch_size)
+            refuse_options(kwargs, ("batch_size",), "format='pte', quantize='int8'")
+            return quantize_learner(learner, "pte", qat_epochs=0, calibrate=calibrate).export(path, **kwargs)
         from .pte import export_pte
 
         return export_pte(learner, path, **kwargs)
@@ -96,6 +107,7 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         if quantize == "int8":  # PT2E post-training int8 (litert-torch's quantizer), calibrated on training samples
             from .qat import quantize_learner
 
+            refuse_options(kwargs, (), "format='tflite', quantize='int8'")
             return quantize_learner(learner, "tflite", qat_epochs=0, calibrate=calibrate).export(path)
         from .tflite import export_tflite
 
