@@ -99,6 +99,14 @@ def test_tasklearner_refuses_what_is_not_a_task(digits_small):
         tasklearner(ImageClassificationSingle, data)
 
 
+def test_a_dict_of_splits_is_refused_as_data_naming_validdata(digits_small):
+    """``{"train": data}`` was taken as a dataset of one sample ("cannot split 1 sample(s)")."""
+    data, blocks = digits_small
+    task = ImageClassificationSingle(blocks, size=(8, 8))
+    with pytest.raises(UsageTypeError, match=r"got a dict with keys \['train'\]; for a validation split pass validdata="):
+        tasklearner(task, {"train": data}, progress=False)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda learner: learner.fit_one_cycle(1, "3e-3"), "lr_max must be a number"),
     (lambda learner: learner.fit(1, "3e-3"), "lr must be a number"),

@@ -43,7 +43,9 @@ class _ExplodingColumn:
 
 
 @pytest.mark.parametrize("typo, meant", [("resnt18", "resnet18"), ("resnet81", "resnet18"),
-                                         ("ResNet18", "resnet18"), ("resnet18.a1_in1", "resnet18.a1_in1k")])
+                                         ("ResNet18", "resnet18"), ("resnet18.a1_in1", "resnet18.a1_in1k"),
+                                         ("smallcnn", "did you mean SmallCNN"),  # hotstart's own names too
+                                         ("smallcnn_mirco", "did you mean smallcnn_micro")])
 def test_misspelled_backbone_is_refused_before_the_data_with_close_matches(digits_task, typo, meant):
     _, task = digits_task
     data = (_ExplodingColumn(), _ExplodingColumn())

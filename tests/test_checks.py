@@ -96,6 +96,21 @@ def test_summary_lists_layers_shapes_and_parameters(task16):
     assert "Encoded target:" in text
 
 
+def test_summary_is_returned_once_and_shown_as_itself(task16, capsys):
+    """It was printed and returned as a plain str: a notebook cell showed it twice, the second
+    time as one escaped line. Now it is returned (repr is the text itself, as fastai's
+    PrettyString) and written only to a `file` that is given."""
+    import io
+
+    from hotstart import tasklearner
+
+    learner = tasklearner(task16, None, seed=0, progress=False)
+    text = learner.summary()
+    assert capsys.readouterr().out == "" and repr(text) == str(text) and "Total params:" in text
+    out = io.StringIO()
+    assert learner.summary(file=out) == text and out.getvalue() == text
+
+
 def test_summary_of_resnet50_at_224_runs_on_meta(digits_small):
     from hotstart import ImageClassificationSingle, tasklearner
 

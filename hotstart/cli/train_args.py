@@ -22,7 +22,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                                    "table, --task timeseries a .ts file, --task segmentation a folder with images/ "
                                    "and masks/, --task keypoints a CSV of points.")
     t.add_argument("path", nargs="?", default=None, help="folder of class folders, or a CSV table; default: digits")
-    t.add_argument("--backbone", default=None, help="timm model name (e.g. resnet18); default: a small CNN")
+    t.add_argument("--backbone", default=None, help="a timm model name (e.g. resnet18) or one of hotstart's: SmallCNN, smallcnn_micro, "
+                        "smallcnn_maxpool; for series inceptiontime, resnet1d; default: chosen for the data")
     t.add_argument("--pretrained", action="store_true", help="start from the backbone's pretrained weights")
     t.add_argument("--epochs", type=positive_int, default=5)
     t.add_argument("--size", type=positive_int, nargs=2, metavar=("H", "W"), default=None,

@@ -14,6 +14,7 @@ named splits, e.g. ``{"train": [...], "valid": [...]}`` from a folder layout.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -171,10 +172,14 @@ def as_data(data) -> Data:
     if isinstance(data, tuple) and len(data) == 2 and hasattr(data[0], "__len__") and hasattr(data[1], "__len__") \
             and hasattr(data[0], "__getitem__"):
         return Data(data[0], data[1])
+    if isinstance(data, Mapping):  # a dict has __len__ and __getitem__, but its items are not samples
+        raise UsageTypeError(f"data must be an (inputs, targets) pair or a map-style dataset of samples, got a "
+                             f"{type(data).__name__} with keys {list(data)[:5]}; for a validation split pass "
+                             f"validdata= (or valid_pct=)")
     if hasattr(data, "__len__") and hasattr(data, "__getitem__"):  # map-style dataset of samples
         return Data(SampleField(data, 0), SampleField(data, 1))
     raise UsageTypeError(f"data must be an (inputs, targets) pair or a map-style dataset of samples, "
-                    f"got {type(data).__name__}")
+                         f"got {type(data).__name__}")
 
 
 def split_random(n: int, valid_pct: float = 0.2, seed: int | None = 0) -> tuple[list[int], list[int]]:

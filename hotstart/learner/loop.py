@@ -729,7 +729,8 @@ class Learner:
         return quantize_learner(self, target, qat_epochs=qat_epochs, lr_max=lr_max, calibrate=calibrate, **kwargs)
 
     def summary(self, **kwargs) -> str:
-        """Print each layer's output shape and parameter count (computed on meta tensors); see hotstart/show/summary.py."""
+        """Each layer's output shape and parameter count (computed on meta tensors), as a text that
+        a notebook shows as it is (``print`` it in a script); see hotstart/show/summary.py."""
         from .views import summary
 
         return summary(self, **kwargs)

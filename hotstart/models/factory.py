@@ -54,9 +54,10 @@ def model_from_config(config: dict, task):
 def check_backbone(backbone, pretrained: bool = False) -> None:
     """Argument checks that need no data and no download: run them before anything is read."""
     if isinstance(backbone, str) and not (is_model_kind(backbone) and get_model_kind(backbone).by_name):
+        from .registry import MODEL_KINDS
         from .timm_names import check_backbone_name
 
-        check_backbone_name(backbone)
+        check_backbone_name(backbone, own=tuple(k.name for k in MODEL_KINDS.values() if k.by_name))
     elif pretrained:
         what = ("the default small CNN" if backbone is None or backbone == "SmallCNN"
                 else f"a {backbone} backbone" if isinstance(backbone, str) else f"a {type(backbone).__name__} module")

@@ -10,8 +10,10 @@ from __future__ import annotations
 from ..gc_pause import import_paused
 
 
-def check_backbone_name(name: str) -> None:
-    """Raise `UsageError` (a ValueError) naming `name` and its close matches when timm has no such model."""
+def check_backbone_name(name: str, own: tuple[str, ...] = ()) -> None:
+    """Raise `UsageError` (a ValueError) naming `name` and its close matches when timm has no such
+    model. `own`: hotstart's own model names (``SmallCNN``, ``smallcnn_micro``...), suggested too,
+    so that ``smallcnn`` gets "did you mean SmallCNN"."""
     timm = import_paused("timm")  # hotstart/gc_pause.py: ~0.45 s less with torchvision
 
     from ..errors import UsageError
@@ -22,8 +24,9 @@ def check_backbone_name(name: str) -> None:
                          f"for any other model")
     arch, _, tag = name.partition(".")
     if not timm.is_model(arch):
-        raise UsageError(f"backbone {name!r} is not a timm model name{_did_you_mean(arch, timm.list_models())} "
-                         f"(timm.list_models() lists them all)")
+        ours = f"one of hotstart's models ({', '.join(own)}) nor " if own else ""
+        raise UsageError(f"backbone {name!r} is {'neither ' if own else 'not '}{ours}a timm model name"
+                         f"{_did_you_mean(arch, [*own, *timm.list_models()])} (timm.list_models() lists timm's)")
     if tag:
         tagged = timm.list_pretrained(f"{arch}.*")
         if name not in tagged:

@@ -35,8 +35,19 @@ def _count(module) -> tuple[int, int]:
     return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params if not p.requires_grad)
 
 
-def summary(model, task, *, batch_size: int = 1, file=None) -> str:
-    """Print (and return) `model`'s table for `task`'s input; `batch_size` is the first dimension shown."""
+class SummaryText(str):
+    """The summary's text, shown as itself where an object's repr is shown (a notebook cell ending
+    in ``learner.summary()``): fastai's ``PrettyString``. Before, the summary was printed and then
+    returned as a plain str, so a notebook showed it twice, the second time as one escaped line."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def summary(model, task, *, batch_size: int = 1, file=None) -> SummaryText:
+    """`model`'s table for `task`'s input, as fastai's ``summary``: returned (a notebook shows it;
+    a script prints it, ``print(learner.summary())``), and also written to `file` when one is
+    given (``file=sys.stdout``); `batch_size` is the first dimension shown."""
     from ..tasks.checks import input_shape, run_on_meta
 
     shape = input_shape(task) if task is not None else None
@@ -70,6 +81,7 @@ def summary(model, task, *, batch_size: int = 1, file=None) -> str:
     p(f"Non-trainable params: {frozen:,}")
     p(f"Encoded input: {enc_in!r}")
     p(f"Encoded target: {enc_target!r}")
-    text = buf.getvalue()
-    print(text, end="", file=file)
+    text = SummaryText(buf.getvalue())
+    if file is not None:
+        print(text, end="", file=file)
     return text
