@@ -328,6 +328,16 @@ def test_damaged_weights_are_a_clear_error(saved, tmp_path, damage):
         hotstart.load_learner(folder)
 
 
+def test_a_folder_in_place_of_the_weights_is_a_clear_error(saved, tmp_path):
+    """It was ``IsADirectoryError: [Errno 21] Is a directory: 4``: the number of a file handle."""
+    folder = _copy(saved, tmp_path)
+    (folder / "weights.safetensors").unlink()
+    (folder / "weights.safetensors").mkdir()
+    with pytest.raises(SavedModelError, match="weights.safetensors is a folder, not a file") as info:
+        hotstart.load_learner(folder)
+    assert str(folder / "weights.safetensors") in str(info.value)
+
+
 def test_weights_of_another_model_are_a_clear_error(saved, tmp_path):
     from safetensors.torch import save_file
 
