@@ -29,6 +29,7 @@ Files get the mode ``open(path, "w")`` would give them (0644 under umask 022); a
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -82,7 +83,9 @@ def read_folder(path, names) -> tuple[Path, dict[str, bytes]]:
     """Read the files `names` of one complete set: ``(folder they came from, {name: bytes})``.
 
     The folder is `path`, or, after a writer was killed mid-swap, the old set beside it.
-    Raises `FileNotFoundError` naming the first missing file when there is no complete set.
+    Raises `FileNotFoundError` naming the first missing file when there is no complete set, and
+    `IsADirectoryError` (a folder) or `OSError` EINVAL (a FIFO, a device) naming a name of the set
+    that is not a regular file.
     """
     path = Path(path)
     names = list(names)
@@ -100,18 +103,45 @@ def read_folder(path, names) -> tuple[Path, dict[str, bytes]]:
 # --- helpers -------------------------------------------------------------------------------
 
 def _read_all(folder: Path, names: list[str]) -> dict[str, bytes]:
+    """{name: bytes} of the files `names` in `folder`, read through one handle on the folder.
+
+    An error names the file by its full path: read through a handle, Python would name the bare
+    name, or the file handle's number ("Is a directory: 4", from ``fdopen`` of a folder). So a name
+    that is not a regular file is refused before ``fdopen`` (`_not_a_file`); a FIFO or a device
+    would also block or never end."""
     if os.open not in os.supports_dir_fd:  # Windows: no directory handles; read by path
-        return {n: (folder / n).read_bytes() for n in names}
+        out = {}
+        for n in names:
+            mode = (folder / n).stat().st_mode
+            if not stat.S_ISREG(mode):
+                raise _not_a_file(folder / n, mode)
+            out[n] = (folder / n).read_bytes()
+        return out
     dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         out = {}
         for n in names:
-            fd = os.open(n, os.O_RDONLY, dir_fd=dir_fd)
+            try:  # O_NONBLOCK: opening a FIFO does not wait for a writer (no effect on regular files)
+                fd = os.open(n, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0), dir_fd=dir_fd)
+            except OSError as e:  # the same kind (FileNotFoundError is looked for), with the full path
+                raise type(e)(e.errno, e.strerror, str(folder / n)) from None
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):  # before fdopen, whose error names the handle's number
+                os.close(fd)
+                raise _not_a_file(folder / n, mode)
             with os.fdopen(fd, "rb") as f:
                 out[n] = f.read()
         return out
     finally:
         os.close(dir_fd)
+
+
+def _not_a_file(path: Path, mode: int) -> OSError:
+    """The error for `path`, which is there but is no regular file: an `IsADirectoryError` for a
+    folder, an `OSError` (EINVAL) for a FIFO, a socket or a device; both carry the path."""
+    if stat.S_ISDIR(mode):
+        return IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
+    return OSError(errno.EINVAL, "is not a regular file (a FIFO, a socket or a device)", str(path))
 
 
 def _leftovers(path: Path, tag: str) -> list[Path]:

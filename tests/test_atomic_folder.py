@@ -114,3 +114,27 @@ def test_a_load_from_a_read_only_folder_still_reads(tmp_path, monkeypatch):
     monkeypatch.setattr(af.shutil, "rmtree", lambda *a, **k: (_ for _ in ()).throw(PermissionError("read-only")))
     assert read_folder(folder, OLD)[1] == OLD
     monkeypatch.setattr(af.shutil, "rmtree", shutil.rmtree)
+
+
+@pytest.mark.parametrize("what", ["folder", "fifo"])
+def test_a_name_that_is_not_a_file_is_an_error_naming_its_path(tmp_path, what):
+    """A folder (or a FIFO) where a file of the set should be: the error carries the file's path,
+    never the number of the handle it was read through ("Is a directory: 4"), and a FIFO with no
+    writer does not block the read."""
+    folder = tmp_path / "model"
+    write_folder(folder, OLD)
+    os.remove(folder / "b.bin")
+    if what == "folder":
+        os.mkdir(folder / "b.bin")
+    else:
+        os.mkfifo(folder / "b.bin")
+    before = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the read blocked on the FIFO"))
+    signal.alarm(20)
+    try:
+        with pytest.raises(IsADirectoryError if what == "folder" else OSError) as info:
+            read_folder(folder, OLD)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+    assert info.value.filename == str(folder / "b.bin")
+    assert str(folder / "b.bin") in str(info.value)

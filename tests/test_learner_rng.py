@@ -2,8 +2,11 @@
 import random
 
 import numpy as np
+import pytest
 import torch
 from conftest import state_equal
+
+import hotstart
 
 
 def _history(learner):
@@ -57,3 +60,36 @@ def test_global_rngs_untouched(make_learner, digits_small):
 
 def test_seed_none_gives_different_seeds(make_learner):
     assert make_learner(seed=None).seed != make_learner(seed=None).seed
+
+
+def _penguins_learner():
+    from hotstart import TabularClassificationSingle, datasets, tasklearner
+
+    data, blocks = datasets.load("penguins", target="species")
+    return tasklearner(TabularClassificationSingle(blocks), data, seed=0, progress=False)
+
+
+def _global_states():
+    return torch.get_rng_state().clone(), np.random.get_state(), random.getstate()
+
+
+@pytest.mark.parametrize("kind", ["image", "table"])
+def test_load_learner_leaves_global_rngs_untouched(kind, make_learner, tmp_path):
+    """load_learner rebuilds the model before the saved weights replace its initial ones, and the
+    initializers (torch's, timm's) draw from the global RNG: with seed= or without, the caller's
+    RNGs come out as they went in, and the loaded learner predicts as the saved one."""
+    learner = make_learner() if kind == "image" else _penguins_learner()
+    folder = learner.save(tmp_path / "model")
+    sample = learner.train_loader.dataset.inputs[0]
+    for seed in (0, None):
+        torch.manual_seed(123)
+        np.random.seed(123)
+        random.seed(123)
+        before = _global_states()
+        loaded = hotstart.load_learner(folder, seed=seed)
+        after = _global_states()
+        assert torch.equal(before[0], after[0])
+        assert before[1][0] == after[1][0] and np.array_equal(before[1][1], after[1][1]) and before[1][2:] == after[1][2:]
+        assert before[2] == after[2]
+        assert loaded.seed == 0 if seed == 0 else isinstance(loaded.seed, int)
+        assert torch.equal(loaded.predict(sample)[1], learner.predict(sample)[1])

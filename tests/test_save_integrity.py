@@ -328,6 +328,71 @@ def test_damaged_weights_are_a_clear_error(saved, tmp_path, damage):
         hotstart.load_learner(folder)
 
 
+def test_a_folder_in_place_of_the_weights_is_a_clear_error(saved, tmp_path):
+    """It was ``IsADirectoryError: [Errno 21] Is a directory: 4``: the number of a file handle."""
+    folder = _copy(saved, tmp_path)
+    (folder / "weights.safetensors").unlink()
+    (folder / "weights.safetensors").mkdir()
+    with pytest.raises(SavedModelError, match="weights.safetensors is a folder, not a file") as info:
+        hotstart.load_learner(folder)
+    assert str(folder / "weights.safetensors") in str(info.value)
+
+
+@pytest.fixture(scope="module")
+def penguins_saved(tmp_path_factory):
+    """An untrained penguin-species learner, saved: its task.json holds the preprocessing's
+    statistics (vocabularies, columns with missing values) and the model's config side by side."""
+    from hotstart import TabularClassificationSingle, datasets
+
+    data, blocks = datasets.load("penguins", target="species")
+    learner = hotstart.tasklearner(TabularClassificationSingle(blocks), data, seed=0, progress=False)
+    row = dict(data[0][0])
+    return learner.save(tmp_path_factory.mktemp("penguins") / "model"), row
+
+
+def _more_islands(meta):
+    meta["task"]["preprocessing"]["vocab"]["island"].append("Zzz")
+    return meta
+
+
+def _no_na_columns(meta):
+    meta["task"]["preprocessing"]["na_columns"] = []
+    return meta
+
+
+def _fewer_categories_in_the_model(meta):
+    meta["model"]["backbone"]["cardinalities"][1] -= 1
+    return meta
+
+
+def _fewer_continuous_in_the_model(meta):
+    meta["model"]["backbone"]["n_cont"] -= 1
+    return meta
+
+
+TABLE_MISMATCH = {
+    "a category added to a vocabulary": (_more_islands, "column 'island' has 5 categories"),
+    "no missing-value indicators": (_no_na_columns, r"embeds 7 categorical input\(s\), the preprocessing encodes 3"),
+    "a smaller embedding": (_fewer_categories_in_the_model, "column 'sex' has 3 categories.*takes 2"),
+    "fewer continuous inputs": (_fewer_continuous_in_the_model, "takes 3 continuous value.*gives 4"),
+}
+
+
+@pytest.mark.parametrize("damage", list(TABLE_MISMATCH), ids=list(TABLE_MISMATCH))
+def test_table_statistics_that_disagree_with_the_model_are_a_clear_error(penguins_saved, tmp_path, damage):
+    """task.json's preprocessing and its model config must describe the same encoded row: edited
+    apart, the folder loaded, then failed at predict with torch's "index out of range in self"."""
+    saved, row = penguins_saved
+    assert hotstart.load_learner(saved).predict({**row, "island": "Zzz"})[0]  # an unseen island: fine
+    folder = _copy(saved, tmp_path)
+    edit, message = TABLE_MISMATCH[damage]
+    f = folder / "task.json"
+    f.write_text(json.dumps(edit(json.loads(f.read_text()))))
+    with pytest.raises(SavedModelError, match=message) as info:
+        hotstart.load_learner(folder)
+    assert str(f) in str(info.value)
+
+
 def test_weights_of_another_model_are_a_clear_error(saved, tmp_path):
     from safetensors.torch import save_file
 

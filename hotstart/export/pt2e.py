@@ -24,9 +24,21 @@ target     quantizer                                    runs in
 torchao's module-swap API (``quantize_`` with ``QATConfig``) covers linear and embedding layers
 only, not convolutions, which is why this uses PT2E. The captured graph keeps a dynamic batch
 dimension, so the learner's loop can train it on batches of any size (the last one is smaller).
+
+torchao's passes draw from torch's global RNG: ``prepare_pt2e`` and ``convert_pt2e`` (the
+quantizers trace their conv-bn patterns on ``torch.randn`` examples), and every ``train()`` /
+``eval()`` of a captured graph (it re-traces the batchnorm and dropout patterns). The draws do not
+shape the model, but they would move the caller's RNG, which hotstart leaves as it found it
+(learner/rng.py): they run in `contained_globals` (`_contained`), as the imports of ExecuTorch,
+litert-torch and torchao run in `import_contained` (hotstart/contained_import.py), which put back
+the RNGs, the root logger and the warnings filters these libraries change.
 """
 from __future__ import annotations
 
+import functools
+import types
+
+from ..contained_import import contained_globals, import_contained
 from ..errors import UsageError
 
 TARGETS = ("pte", "onnx", "tflite")
@@ -46,15 +58,12 @@ def scheme(target: str, qat: bool) -> str:
 def make_quantizer(target: str, qat: bool):
     """The PT2E quantizer for `target` ("pte", "onnx" or "tflite"), configured for QAT or post-training."""
     if target == "pte":
-        from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-            XNNPACKQuantizer, get_symmetric_quantization_config)
-
-        return XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True, is_qat=qat))
+        xnnpack = import_contained("executorch.backends.xnnpack.quantizer.xnnpack_quantizer")
+        config = xnnpack.get_symmetric_quantization_config(is_per_channel=True, is_qat=qat)
+        return xnnpack.XNNPACKQuantizer().set_global(config)
     if target == "onnx":
-        from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
-            X86InductorQuantizer, get_default_x86_inductor_quantization_config)
-
-        return X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=qat))
+        x86 = import_contained("torchao.quantization.pt2e.quantizer.x86_inductor_quantizer")
+        return x86.X86InductorQuantizer().set_global(x86.get_default_x86_inductor_quantization_config(is_qat=qat))
     if target == "tflite" and qat:
         # litert-torch 0.10's own QAT annotation fails under torch 2.14 (its conv-bn pattern hands
         # torch.export a function, which torch.export now refuses). XNNPACK's int8 scheme is TF Lite's
@@ -66,9 +75,8 @@ def make_quantizer(target: str, qat: bool):
             raise UsageError("quantization-aware training for target 'tflite' uses executorch's XNNPACKQuantizer: "
                              f"pip install 'hotstart[edge]' ({e})") from e
     if target == "tflite":
-        from litert_torch.quantize.pt2e_quantizer import PT2EQuantizer, get_symmetric_quantization_config
-
-        return PT2EQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+        litert = import_contained("litert_torch.quantize.pt2e_quantizer")
+        return litert.PT2EQuantizer().set_global(litert.get_symmetric_quantization_config(is_per_channel=True))
     raise UsageError(f"quantize: target must be one of {TARGETS}, got {target!r}")
 
 
@@ -91,11 +99,12 @@ def capture(model, example):
 
 def prepare(model, example, target: str, qat: bool):
     """Capture `model` and insert fake quantizers (`qat`) or observers (post-training)."""
-    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
+    pt2e = import_contained("torchao.quantization.pt2e.quantize_pt2e")
 
     quantizer = make_quantizer(target, qat)
     graph = capture(model.train() if qat else model.eval(), example)
-    prepared = prepare_qat_pt2e(graph, quantizer) if qat else prepare_pt2e(graph, quantizer)
+    insert = pt2e.prepare_qat_pt2e if qat else pt2e.prepare_pt2e
+    prepared = _contained(insert)(graph, quantizer)
     return _train_eval(prepared)
 
 
@@ -112,7 +121,7 @@ def calibrate(prepared, batches) -> None:
 def convert(prepared, target: str = "pte"):
     """The prepared (trained or calibrated) model with its fake quantizers turned into int8
     quantize / dequantize ops, in eval mode, in the form `target`'s exporter reads."""
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e
+    convert_pt2e = _contained(import_contained("torchao.quantization.pt2e.quantize_pt2e").convert_pt2e)
 
     prepared.eval()
     quantized = _train_eval(convert_pt2e(prepared, fold_quantize=FOLD_QUANTIZE[target]))
@@ -123,8 +132,20 @@ def convert(prepared, target: str = "pte"):
 
 def _train_eval(graph):
     """`graph` (an exported GraphModule) made to switch train / eval as an eager module does
-    (torchao's `allow_exported_model_train_eval`, which changes it in place)."""
-    from torchao.quantization.pt2e import allow_exported_model_train_eval
-
-    allow_exported_model_train_eval(graph)
+    (torchao's `allow_exported_model_train_eval`, which changes it in place), each switch run
+    contained (`_contained`: the module docstring says why). Bound methods, as torchao's: a deep
+    copy of the graph (export/qat.py) switches the copy, not this graph."""
+    import_contained("torchao.quantization.pt2e").allow_exported_model_train_eval(graph)
+    graph.train = types.MethodType(_contained(graph.train.__func__), graph)
+    graph.eval = types.MethodType(_contained(graph.eval.__func__), graph)
     return graph
+
+
+def _contained(func):
+    """`func`, run in `contained_globals`: what it draws from the global RNGs (or changes in logging
+    and warnings) is undone when it returns."""
+    @functools.wraps(func)
+    def contained(*args, **kwargs):
+        with contained_globals():
+            return func(*args, **kwargs)
+    return contained

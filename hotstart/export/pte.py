@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 
 from ..atomic import atomic_write_bytes
+from ..contained_import import contained_globals, import_contained
 from ..contract.schema import format_name
 from ..errors import UsageError
 from ..runtimes.native_output import quiet_native_output
@@ -50,17 +51,23 @@ def pte_metadata(task, batch_size: int, quantization: str | None = None) -> dict
 
 
 def lower_to_pte(model, example, meta: dict[str, str]) -> bytes:
-    """`model` (eager or a quantized GraphModule) traced at `example`'s shape, lowered to XNNPACK."""
+    """`model` (eager or a quantized GraphModule) traced at `example`'s shape, lowered to XNNPACK.
+
+    ExecuTorch's import and its lowering (``to_edge_transform_and_lower``) configure the root
+    logger and the warnings filters, and the lowering draws from torch's global RNG: both run
+    contained (hotstart/contained_import.py), so the caller's logging, warnings and RNG come out
+    as they went in."""
     import torch
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    from executorch.exir import to_edge_transform_and_lower
+
+    partitioner = import_contained("executorch.backends.xnnpack.partition.xnnpack_partitioner")
+    to_edge_transform_and_lower = import_contained("executorch.exir").to_edge_transform_and_lower
 
     program = None
     try:
         with torch.no_grad(), quiet_trace():
             program = torch.export.export(model, (example,), strict=False)
-        with quiet_native_output():  # ExecuTorch's cpuinfo notices
-            edge = to_edge_transform_and_lower(program, partitioner=[XnnpackPartitioner()],
+        with quiet_native_output(), contained_globals():  # ExecuTorch's cpuinfo notices; its side effects
+            edge = to_edge_transform_and_lower(program, partitioner=[partitioner.XnnpackPartitioner()],
                                                constant_methods={METADATA_METHOD: json.dumps(meta)})
             return edge.to_executorch().buffer
     except Exception as e:  # torch.export / executorch raise many kinds

@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 
 from ..atomic import atomic_write_bytes
+from ..contained_import import contained_globals, import_contained
 from ..errors import UsageError
 from ..runtimes import tflite_file
 from ..runtimes.litert import LiteRtRuntime
@@ -79,15 +80,20 @@ def write_tflite(model, task, path, *, quantization: str | None = None, toleranc
 def convert(model, example, layout: str, *, int8: bool) -> bytes:
     """The .tflite flatbuffer of `model` traced at `example`'s shape (batch 1), channels last for
     images. The converter's console output is kept off the terminal; when it fails, the error names
-    the layer (trace_errors.py) and quotes the converter's first error line."""
+    the layer (trace_errors.py) and quotes the converter's first error line.
+
+    litert-torch's import and conversion draw from the global RNGs, add warnings filters and
+    configure the root logger: they run contained (hotstart/contained_import.py), so the caller's
+    logging, warnings and RNGs come out as they went in."""
     import torch
 
     from .pt2e import make_quantizer
 
-    with _litert_progress_off(), quiet_native_output(ALL) as printed:  # the import's notices too
+    # the import's notices kept off the terminal too
+    with _litert_progress_off(), quiet_native_output(ALL) as printed, contained_globals():
         try:
-            import litert_torch
-            from litert_torch.quantize.quant_config import QuantConfig
+            litert_torch = import_contained("litert_torch")
+            QuantConfig = import_contained("litert_torch.quantize.quant_config").QuantConfig
         except ImportError as e:
             raise UsageError(f"format='tflite' needs litert-torch: pip install 'hotstart[tflite]' ({e})") from e
         wrapped, sample = model, example

@@ -14,6 +14,7 @@ truncated weights file, weights of another model) is a `SavedModelError` naming 
 """
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 
@@ -63,6 +64,10 @@ def read_saved(path) -> tuple[Path, dict, bytes]:
         folder, files = read_folder(path, [TASK, WEIGHTS])
     except FileNotFoundError as e:
         raise FileNotFoundError(f"{e}: is {path} a folder written by Learner.save?") from None
+    except OSError as e:  # a folder, a FIFO or a device in place of a file: read_folder names it
+        if e.errno not in (errno.EISDIR, errno.EINVAL) or not e.filename:
+            raise
+        raise SavedModelError(f"{e.filename} {e.strerror}: is {path} a folder written by Learner.save?") from None
     return folder, parse_meta(files[TASK], folder / TASK), files[WEIGHTS]
 
 

@@ -129,6 +129,45 @@ def build_model(task, *, backbone=None, pretrained: bool = False, layers=None, p
 
 
 def model_from_config(config: dict, task):
+    """The model that `config` (``task.json``'s ``"model"``) describes for `task`, checked against the
+    task's statistics first (`check_backbone_fits`)."""
     from .builder import rebuild_with_head
 
-    return rebuild_with_head(task, config, TabularBackbone.from_config(config["backbone"]))
+    net = TabularBackbone.from_config(config["backbone"])
+    check_backbone_fits(net, task)
+    return rebuild_with_head(task, config, net)
+
+
+def check_backbone_fits(net: TabularBackbone, task) -> None:
+    """Raise `ModelTaskMismatch` unless `net` takes the rows `task` encodes: one embedding per
+    categorical input (columns, then missing-value indicators) with as many rows as that input has
+    categories, and as many continuous values.
+
+    Why: the model's config and the task's statistics are saved side by side in ``task.json``, and
+    an edit of one (a category added to a vocabulary, a missing-value indicator dropped) loads
+    fine but fails at the first prediction with torch's "index out of range in self", which names
+    neither the file nor the column. Checked when the model is rebuilt, it names both."""
+    from ..tasks.checks import ModelTaskMismatch
+
+    encoded = task.encoded_blocks()[0]
+    cards = getattr(encoded, "cardinalities", None)
+    if cards is None or getattr(encoded, "n_cont", None) is None:
+        raise ModelTaskMismatch(f"a TabularModel takes the encoded rows of a set-up table task; {type(task).__name__} "
+                                f"encodes {type(encoded).__name__}")
+    prep = getattr(task, "preprocessing", None)
+    named = prep is not None  # a set-up table task: its preprocessing names the inputs
+    names = ([f"column {c!r}" for c in prep.categorical] + [f"the missing-value indicator of {c!r}"
+                                                             for c in prep.na_columns] if named
+             else [f"categorical input {i}" for i in range(len(cards))])
+    if len(cards) != len(net.cardinalities):
+        detail = (f": columns {prep.categorical} and missing-value indicators for na_columns {prep.na_columns}"
+                  if named else "")
+        raise ModelTaskMismatch(f"the model embeds {len(net.cardinalities)} categorical input(s), the preprocessing "
+                                f"encodes {len(cards)}{detail}")
+    for name, theirs, ours in zip(names, cards, net.cardinalities):
+        if theirs != ours:
+            raise ModelTaskMismatch(f"{name} has {theirs} categories in the preprocessing (#na# included), but the "
+                                    f"model's embedding for it takes {ours}")
+    if encoded.n_cont != net.n_cont:
+        raise ModelTaskMismatch(f"the model takes {net.n_cont} continuous value(s), the preprocessing gives "
+                                f"{encoded.n_cont}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..contained_import import import_contained
 from ..contract.errors import MetadataError
 from ..contract.model import ContractModel, cannot_load, model_file
 from ..contract.schema import props_from_json, read_metadata
@@ -32,7 +33,7 @@ class PteRuntime(ContractModel):
     @classmethod
     def load(cls, source) -> "PteRuntime":
         """`source`: a .pte path, or its bytes (the export checks the program before writing it)."""
-        from executorch.runtime import Runtime
+        Runtime = import_contained("executorch.runtime").Runtime  # its import adds warnings filters: undone
 
         if isinstance(source, (bytes, bytearray)):
             where, source = "<pte bytes>", bytes(source)
