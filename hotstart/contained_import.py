@@ -12,13 +12,16 @@ process-wide state that belongs to the application, as a side effect of being im
 - ``executorch.exir``, ``litert_torch`` and torchao add entries to ``warnings.filters`` (an
   "ignore" for numpy's init message, "once" for ruamel.yaml's, "always" for scipy's), which
   override the application's own warning policy (``-W error`` in a test suite, for example);
+- importing ``litert_torch`` sets ``TF_CPP_MIN_LOG_LEVEL`` and ``TPU_SKIP_MDS_QUERY`` in
+  ``os.environ``, which the application's own TensorFlow or JAX (and every child process it
+  starts) would then inherit;
 - importing ``litert_torch`` draws from torch's, numpy's and Python's global RNGs, and ExecuTorch's
   lowering, litert-torch's converter and torchao's passes draw from torch's: the caller's random
   streams would depend on whether and what it exported (learner/rng.py promises they don't).
 
 So such imports go through `import_contained`, and such calls run inside `contained_globals`:
 on exit the root logger's handlers, level and ``logging.disable`` threshold, the warnings filters
-(and ``warnings.showwarning``), and the global RNGs (torch's CPU generator, numpy's and Python's
+(and ``warnings.showwarning``), ``os.environ``, and the global RNGs (torch's CPU generator, numpy's and Python's
 ``random``, those already imported) are as they were on entry. The libraries keep working: their
 log records still reach the application's handlers or Python's last-resort handler (WARNING and
 above, on stderr), their warnings follow the application's filters, and their draws come from
@@ -38,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import os
 import random
 import sys
 import warnings
@@ -50,8 +54,10 @@ __all__ = ["import_contained", "contained_globals"]
 @contextlib.contextmanager
 def contained_globals():
     """Within the block, code may change the root logger (handlers, level), ``logging.disable``, the
-    warnings filters and the global RNGs; on exit (also when it raises) they are as on entry."""
+    warnings filters, ``os.environ`` and the global RNGs; on exit (also when it raises) they are as
+    on entry."""
     root = logging.getLogger()
+    environ = dict(os.environ)
     handlers, level, disabled = list(root.handlers), root.level, logging.root.manager.disable
     python_rng = random.getstate()
     numpy = sys.modules.get("numpy")  # not imported: no state of the caller's to keep
@@ -70,6 +76,11 @@ def contained_globals():
             root.addHandler(handler)
         root.setLevel(level)
         logging.disable(disabled)
+        for key in [k for k in os.environ if k not in environ]:
+            del os.environ[key]
+        for key, value in environ.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
         random.setstate(python_rng)
         if numpy_rng is not None:
             numpy.random.set_state(numpy_rng)

@@ -11,6 +11,7 @@ logger handlers, so ``basicConfig`` does nothing in it).
 import importlib.util
 import json
 import logging
+import os
 import random
 import sys
 import uuid
@@ -27,7 +28,7 @@ from needs import missing
 from hotstart.contained_import import contained_globals, import_contained
 
 MESSY = '''
-import logging, random, sys, warnings
+import logging, os, random, sys, warnings
 import numpy as np
 import torch
 RAN = True
@@ -38,6 +39,8 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 warnings.simplefilter("once", DeprecationWarning)
 warnings.showwarning = lambda *a, **k: None
 torch.randn(3), np.random.rand(2), random.random()
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "1"  # as litert_torch's import sets it
+os.environ.pop("HOME", None)
 '''
 
 
@@ -45,14 +48,14 @@ def _state() -> dict:
     root = logging.getLogger()
     return {"torch": torch.get_rng_state().clone(), "numpy": np.random.get_state(), "random": random.getstate(),
             "handlers": list(root.handlers), "level": root.level, "disable": logging.root.manager.disable,
-            "filters": list(warnings.filters), "showwarning": warnings.showwarning}
+            "filters": list(warnings.filters), "showwarning": warnings.showwarning, "environ": dict(os.environ)}
 
 
 def _assert_same(before: dict, after: dict) -> None:
     assert torch.equal(before["torch"], after["torch"])
     a, b = before["numpy"], after["numpy"]
     assert a[0] == b[0] and np.array_equal(a[1], b[1]) and a[2:] == b[2:]
-    for key in ("random", "handlers", "level", "disable", "filters", "showwarning"):
+    for key in ("random", "handlers", "level", "disable", "filters", "showwarning", "environ"):
         assert before[key] == after[key], key
 
 
@@ -81,6 +84,7 @@ def test_contained_globals_puts_back_when_the_block_raises():
         logging.getLogger().addHandler(logging.NullHandler())
         logging.getLogger().setLevel(logging.ERROR)
         warnings.simplefilter("error")
+        os.environ["HOTSTART_TEST_SET_INSIDE"] = "1"
         torch.rand(4), np.random.rand(), random.random()
         raise KeyError("inside")
     _assert_same(before, _state())

@@ -8,6 +8,7 @@ add warnings filters and draw from the global RNGs unless hotstart contains them
 and the process's state recorded. One ``RESULT {json}`` line per export: what it changed.
 """
 import logging
+import os
 import random
 import sys
 import warnings
@@ -29,7 +30,8 @@ def state() -> dict:
     root = logging.getLogger()
     return {"torch RNG": torch.get_rng_state(), "numpy RNG": np.random.get_state(), "random RNG": random.getstate(),
             "root handlers": list(root.handlers), "root level": root.level,
-            "logging.disable": logging.root.manager.disable, "warnings.filters": list(warnings.filters)}
+            "logging.disable": logging.root.manager.disable, "warnings.filters": list(warnings.filters),
+            "os.environ": dict(os.environ)}
 
 
 def changed(before: dict, after: dict) -> list[str]:
@@ -41,6 +43,10 @@ def changed(before: dict, after: dict) -> list[str]:
         out.append("numpy RNG")
     if before["random RNG"] != after["random RNG"]:
         out.append("random RNG")
+    env_a, env_b = before["os.environ"], after["os.environ"]
+    env = sorted(k for k in {*env_a, *env_b} if env_a.get(k) != env_b.get(k))
+    if env:
+        out.append(f"os.environ: {env}")
     for key in ("root level", "logging.disable"):
         if before[key] != after[key]:
             out.append(f"{key}: {before[key]!r} -> {after[key]!r}")
