@@ -86,12 +86,13 @@ def main(argv=None) -> int:
     ``hotstart predict``. `argv`: the arguments (None: ``sys.argv[1:]``)."""
     import argparse
 
-    ap = argparse.ArgumentParser(description="Predict images with an exported hotstart model (.onnx).")
+    ap = argparse.ArgumentParser(description="Predict with an exported hotstart model (.onnx): images, a table "
+                                             "model's CSV rows, or a series model's .npy files.")
     ap.add_argument("model")
     ap.add_argument("images", nargs="+", metavar="INPUT", help="image files (a table model: CSV files of rows; "
                                                                "a series model: .npy files)")
     ap.add_argument("--top-k", type=int, default=3)
-    ap.add_argument("--json", action="store_true", help="one JSON object per image")
+    ap.add_argument("--json", action="store_true", help="one JSON object per input (image, row or series)")
     args = ap.parse_args(argv)
     if args.top_k < 1:  # as `hotstart predict` refuses it (a slice [:0] or [:-3] printed nonsense)
         ap.error(f"--top-k must be at least 1, got {args.top_k}")
@@ -102,13 +103,9 @@ def main(argv=None) -> int:
         return 1
     if predictor.kind in SERIES_KINDS:
         return predict_series_files(predictor, args.images, args.top_k, args.json)
-    if predictor.kind not in TABLE_KINDS:
-        return predict_paths(predictor, args.images, args.top_k, args.json)
-    try:
+    if predictor.kind in TABLE_KINDS:
         return predict_rows(predictor, args.images, args.top_k, args.json)
-    except InputValueError as e:  # a CSV without the model's columns: nothing to predict from it
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    return predict_paths(predictor, args.images, args.top_k, args.json)
 
 
 if __name__ == "__main__":

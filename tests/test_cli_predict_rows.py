@@ -45,6 +45,17 @@ def _rows_csv(path, n=N_ROWS, edit=None):
     return path
 
 
+def test_rows_split_as_training_splits_the_file(tmp_path):
+    """A quoted cell holding a newline, and \u2028, \x85 or \x0c inside cells, are text, as training's
+    reader (open(newline="")) reads them; str.splitlines broke those rows apart."""
+    table = {"categorical": ["c"], "continuous": ["x"], "vocab": {"c": ["#na#", "two\nlines"]}}
+    path = tmp_path / "odd.csv"
+    path.write_text('c,x\n"two\nlines",1\nsep\u2028here,2\na\x85b,3\n', encoding="utf-8", newline="")
+    rows = [(line, row) for line, row in read_rows(path, table)]
+    assert rows == [(3, {"x": 1.0, "c": "two\nlines"}), (4, {"x": 2.0, "c": "sep\u2028here"}),
+                    (5, {"x": 3.0, "c": "a\x85b"})]
+
+
 def test_csv_rows_encode_as_training_read_them(models, tmp_path):
     learner, data, _ = models["species"]
     prep = learner.task.preprocessing
@@ -98,8 +109,15 @@ def test_bad_cells_and_missing_columns_are_named(models, tmp_path, capsys):
                       f"continuous; leave the cell empty for a missing value)"]
 
     no_island = _rows_csv(tmp_path / "no_island.csv", 3, lambda rows: [r.pop("island") for r in rows])
-    assert main(["predict", str(root / "species"), str(no_island)]) == 1
-    assert "lacks the model's input column(s) ['island']" in capsys.readouterr().err
+    good = _rows_csv(tmp_path / "good.csv", 2)
+    # a file without rows to give (a missing column, no file at all) is an error line; the next file is predicted
+    assert main(["predict", str(root / "species"), str(no_island), str(tmp_path / "none.csv"), str(good),
+                 "--json"]) == 1
+    captured = capsys.readouterr()
+    assert "lacks the model's input column(s) ['island']" in captured.err and "none.csv" in captured.err
+    objects = [json.loads(line) for line in captured.out.splitlines()]
+    assert [(o["file"].rsplit("/", 1)[1], o.get("line"), "error" in o) for o in objects] == [
+        ("no_island.csv", None, True), ("none.csv", None, True), ("good.csv", 2, False), ("good.csv", 3, False)]
     image = tmp_path / "a.png"
     image.write_bytes(b"")
     assert main(["predict", str(root / "species.onnx"), str(image)]) == 1
@@ -151,6 +169,8 @@ def test_a_table_model_bundle_predicts_csv_rows_as_hotstart_predict(models, tmp_
     assert sorted(p.name for p in bundle.iterdir()) == ["README.md", "hotstart_contract", "model.onnx", "predictor.py"]
     readme = (bundle / "README.md").read_text()
     assert "python predictor.py model.onnx rows.csv" in readme and "continuous ['bill_length_mm'" in readme
+    call = "label, probabilities = p.predict(" if target == "species" else "values, _ = p.predict("
+    assert call in readme
     rows = _rows_csv(tmp_path / "rows.csv", 6, lambda r: r[2].update(bill_length_mm="oops"))
     direct = subprocess.run([sys.executable, "-m", "hotstart", "predict", str(root / f"{target}.onnx"), str(rows),
                              "--no-server"], capture_output=True, text=True, timeout=120)

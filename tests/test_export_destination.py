@@ -90,15 +90,19 @@ def test_a_folder_without_write_permission_fails_first(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="Linux's /proc")
-def test_a_folder_that_takes_no_new_files_fails_first_for_root_too():
+def test_a_folder_that_takes_no_new_files_fails_first_for_root_too(monkeypatch):
     """/proc's permission bits let root write (and `os.access` says yes to root everywhere), but no
     file can be created there: the export ran to its end and then failed naming its temporary file.
-    The check now creates (and removes) a file in the folder."""
+    The check now creates (and removes) a file in the folder; `os.access` answers yes here, as it
+    does to root, so the creation is what refuses, whoever runs the test."""
+    import os
+
     from hotstart.export.destination import check_file_destination, check_folder_destination
 
-    with pytest.raises(UsageError, match=r"--out /proc/m.onnx: (cannot create files in|no permission to write in) /proc"):
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: True)
+    with pytest.raises(UsageError, match=r"--out /proc/m.onnx: cannot create files in /proc"):
         check_file_destination("/proc/m.onnx")
-    with pytest.raises(UsageError, match=r"--out /proc/web: (cannot create files in|no permission to write in) /proc"):
+    with pytest.raises(UsageError, match=r"--out /proc/web: cannot create files in /proc"):
         check_folder_destination("/proc/web", "--out")
 
 

@@ -258,5 +258,5 @@ def test_the_contract_and_the_predictor_import_nothing_else_of_hotstart_and_no_t
                     continue
                 imported.add((node.module or "").split(".")[0])
         assert imported <= {"__future__", "abc", "dataclasses", "functools", "json", "math", "numbers", "os", "re",
-                            "sys", "typing", "warnings", "argparse", "csv", "itertools", "pathlib", "numpy", "PIL",
+                            "sys", "typing", "warnings", "argparse", "csv", "io", "itertools", "pathlib", "numpy", "PIL",
                             "onnxruntime", "hotstart_contract"}, (path.name, imported)

@@ -229,8 +229,9 @@ def test_early_stopping(make_learner, tmp_path):
     with pytest.raises(ValueError, match="mode"):
         SaveBestModel(tmp_path / "x", mode="up")
     learner = make_learner(callbacks=[EarlyStopping(monitor="no_such_metric")])
-    with pytest.raises(KeyError, match="no_such_metric"):
+    with pytest.raises(UsageError, match="'no_such_metric' is not a loss or one of the learner's metrics"):
         learner.fit(1)
+    assert learner.history == []  # refused before the first step
 
 
 def test_early_stopping_on_a_metric_that_cannot_improve(make_learner):
@@ -245,6 +246,7 @@ def test_early_stopping_on_a_metric_that_cannot_improve(make_learner):
     with pytest.raises(UsageError, match=r"EarlyStopping: 'score' is not a loss or one of the learner's metrics "
                                          r"\['accuracy'\], so which way is better is unknown; pass mode="):
         learner.fit(6)
+    assert learner.history == []  # before the first step, not after an epoch
     stop = EarlyStopping(monitor="score", patience=2, mode="max")
     learner = make_learner(callbacks=[Constant(), stop])
     learner.fit(6)
@@ -287,6 +289,7 @@ def test_the_direction_of_a_metric_comes_from_the_metric(make_learner, tmp_path)
     learner = make_learner(callbacks=[SaveBestModel(tmp_path / "b2", monitor="odd")], metrics={"odd": Stub()})
     with pytest.raises(UsageError, match="SaveBestModel: the metric 'odd' does not say whether higher is better"):
         learner.fit(1)
+    assert learner.history == []
 
 
 def test_save_best_model(make_learner, tmp_path, digits_small):

@@ -334,9 +334,15 @@ def test_load_best_survives_a_stop_at_an_epochs_end_with_ema(make_learner, tmp_p
 
     best = SaveBestModel(tmp_path / "best", load_best=True)
     stop = EarlyStopping(patience=1, min_delta=100.0) if listed == "ema last" else StopAfterTwo()
-    learner = make_learner(precision="32-true", callbacks=[best, stop, EMA(decay=0.9)])
+    ema = EMA(decay=0.9)
+    learner = make_learner(precision="32-true", callbacks=[best, stop, ema])
     learner.fit_one_cycle(4, 3e-3)
-    assert len(learner.history) == 2
+    assert len(learner.history) == 2 and best.best_epoch == 0
+    average = ema.ema.module.state_dict()
+    kept_apart = any(not torch.equal(v, average[k]) for k, v in learner.task_model().state_dict().items())
+    # EarlyStopping after EMA: the average of both epochs survives the stop, apart from the loaded best
+    # (epoch 0's); a canceller before EMA leaves none to keep, and the average goes on from the best
+    assert kept_apart == (listed == "ema last")
     after = {k: v.clone() for k, v in learner.task_model().state_dict().items()}
     assert learner.validate()["loss"] == pytest.approx(best.best, rel=1e-6)
     load_weights(learner, tmp_path / "best")

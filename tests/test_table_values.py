@@ -183,6 +183,15 @@ def test_numbers_stored_as_text_in_a_dataframe_are_read_as_the_csv_reads_them(tm
     _, (_, target) = TableData(pd.DataFrame({"x": ["p", "q"] * 15, "t": [str(i * 1.5) for i in range(30)]}),
                                target="t")
     assert target == Continuous(1)  # a regression, as from the file
+    # and its own rows, numbers as text, predict as the same numbers do (the contract reads them so)
+    from hotstart import TabularClassificationSingle, tasklearner
+
+    learner = tasklearner(TabularClassificationSingle(blocks_df), data_df, seed=0, progress=False)
+    row = as_text.drop(columns="y").iloc[[0]]
+    assert isinstance(row["a"].iloc[0], str)
+    text_label, text_probs = learner.predict(row)
+    label, probs = learner.predict(df.drop(columns="y").iloc[[0]])
+    assert text_label == label and np.array_equal(text_probs, probs)
 
 
 def test_text_columns_and_clean_numbers_do_not_warn(tmp_path):

@@ -174,8 +174,10 @@ def test_one_class_is_refused_when_the_data_and_when_the_task_is_built():
     with pytest.raises(DatasetError) as e:
         TimeSeriesData(x, ["a"] * 6)
     assert str(e.value) == ("TimeSeriesData: targets= holds one value only ('a', in all 6 series): a classifier "
-                            "needs two classes or more; pass series of other classes too, or regression=True for "
-                            "numbers")
+                            "needs two classes or more; pass series of other classes too, classes=[...] naming them "
+                            "all, or regression=True for numbers")
+    _, (_, label) = TimeSeriesData(x, ["a"] * 6, classes=["a", "b"])  # a one-class evaluation subset
+    assert label == Label(["a", "b"])
     with pytest.raises(DatasetError, match=r"^TimeSeriesData: targets= and test_targets= hold one value only "
                                            r"\('a', in all 6 series\)"):
         TimeSeriesData(x[:3], ["a"] * 3, test=x[3:], test_targets=["a"] * 3)
@@ -450,3 +452,28 @@ def test_predict_reads_series_files_and_a_bundle_predicts_them_too(gunpoint, tmp
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith(f"{inputs[0]}[0]: {want[0]} ({want[0]} ")
     assert proc.stdout.splitlines()[3].startswith(f"{inputs[2]}: {want[3]} ")
+
+
+def test_series_files_that_hold_no_usable_series_are_named(tmp_path):
+    """A (steps, 1) column for a one-channel model read as `steps` series of one step; a file of no
+    series printed nothing and exited 0; an empty file and an .npz under a .npy name raised
+    tracebacks that stopped the other files. Each is now an error naming the file."""
+    from hotstart.contract.errors import InputValueError
+    from hotstart.contract.series_files import read_npy_series, series_items
+
+    np.save(tmp_path / "col.npy", np.arange(30.0)[:, None])
+    np.save(tmp_path / "none.npy", np.zeros((0, 30)))
+    (tmp_path / "empty.npy").write_bytes(b"")
+    with open(tmp_path / "z.npy", "wb") as f:
+        np.savez(f, a=np.arange(3.0))
+    np.save(tmp_path / "ok.npy", np.arange(30.0))
+    names = ["col.npy", "none.npy", "empty.npy", "z.npy", "ok.npy"]
+    items = list(series_items([tmp_path / n for n in names], channels=1))
+    assert [type(x).__name__ for _, _, x in items] == ["InputValueError"] * 4 + ["ndarray"]
+    messages = [str(x) for _, _, x in items[:4]]
+    assert "a column" in messages[0] and "holds no series" in messages[1]
+    assert "not a .npy file of numbers" in messages[2] and "an .npz archive" in messages[3]
+    assert all(m.startswith(str(tmp_path / n)) for m, n in zip(messages, names))
+    assert read_npy_series(tmp_path / "col.npy", channels=3)[0].shape == (30, 1)  # 30 channels of one step: the model says no later
+    with pytest.raises(InputValueError):
+        read_npy_series(tmp_path / "none.npy", channels=1)

@@ -34,7 +34,8 @@ def category_key(value: Any) -> str | None:
 
 
 def as_row(value: Any) -> Any:
-    """A dict from a one-row pandas DataFrame or a Series; anything else unchanged (the contract's)."""
+    """A dict keyed by column names as text (as training reads them), from a dict, a one-row pandas
+    DataFrame or a Series; anything else unchanged (the contract's `as_row`)."""
     try:
         return contract_as_row(value)
     except InputValueError as e:

@@ -259,6 +259,8 @@ def bundle_readme(task, name: str, version: str) -> str:
     elif family == "image":
         inputs = inputs.format(size=tuple(task.size), channels=task.channels)
     classes = task.classes  # None for a regression (tasks/base.py)
+    if classes is None:  # predict gives (the values in the target's units, the same values)
+        call = call.replace("label, probabilities", "values, _")
     outputs = ("a value for each regression target" if classes is None else
                f"{len(classes)} classes: " + json.dumps(classes[:20]) + (" ..." if len(classes) > 20 else ""))
     return BUNDLE_README.format(name=name, files=files, call=call, kind=kind,

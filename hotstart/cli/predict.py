@@ -37,16 +37,19 @@ MODEL_FILES = (".onnx (onnxruntime), .pte (ExecuTorch), .pt2 (AOTInductor), .tfl
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("predict", help="predict images (or a table model's CSV rows) with a saved model: a model "
-                                       "folder, .onnx, .pte, .pt2, .tflite or .vmfb",
-                       description="Print each image's (or CSV row's) label and top-k probabilities, with a model "
-                                   f"folder (learner.save, train's --out) or an exported {MODEL_FILES} file.")
+    p = sub.add_parser("predict", help="predict images (a table model's CSV rows, a series model's .npy / .ts "
+                                       "files) with a saved model: a model folder, .onnx, .pte, .pt2, .tflite or .vmfb",
+                       description="Print each image's (CSV row's, series') label and top-k probabilities, with a "
+                                   f"model folder (learner.save, train's --out) or an exported {MODEL_FILES} file.")
     p.add_argument("model", help=f"a folder written by learner.save (or train's --out folder), or an exported "
                                  f"{MODEL_FILES} file")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="image files; for a table model, CSV files of rows with the model's input columns")
+                   help="image files or folders of them; for a table model, CSV files of rows with the model's "
+                        "input columns; for a series model, .npy files (np.save of (steps,), (channels, steps), "
+                        "(n, steps) or (n, channels, steps)) or .ts files")
     p.add_argument("--top-k", type=int, default=3, help="how many classes to show (default 3)")
-    p.add_argument("--json", action="store_true", help="print one JSON object per image or row (valid JSON always)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per image, row or series, in order; "
+                                                          "one that failed has an \"error\" (valid JSON always)")
     p.add_argument("--runtime", default=None, metavar="NAME",
                    help="another runtime than the default for MODEL's suffix: tflite-micro for a .tflite (TF Lite "
                         "Micro's kernels; default litert)")
@@ -73,13 +76,9 @@ def run(args) -> int:
     model = open_model(path, args.runtime)
     _check_inputs_fit(model.kind, args.inputs)
     if model.kind in TABLE_KINDS:
-        from ..contract.errors import InputValueError
         from ..contract.table_rows import predict_rows
 
-        try:
-            return predict_rows(model, args.inputs, args.top_k, args.json, out=sys.stdout)
-        except InputValueError as e:  # a CSV without the model's columns, or not UTF-8: nothing to predict
-            raise UsageError(str(e)) from None
+        return predict_rows(model, args.inputs, args.top_k, args.json, out=sys.stdout)
     if model.kind in SERIES_KINDS:
         from ..contract.series_files import predict_series_files
 

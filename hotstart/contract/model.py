@@ -22,6 +22,7 @@ import numpy as np
 
 from .errors import MetadataError
 from .kinds import KINDS, check_metadata
+from .table_input import is_dataframe
 
 __all__ = ["ContractModel", "model_file", "model_bytes", "cannot_load", "rows_of"]
 
@@ -115,8 +116,8 @@ class ContractModel(abc.ABC):
 
 
 def rows_of(inputs):
-    """A pandas DataFrame (told by its ``to_dict`` and ``columns``: pandas is not imported here) as
-    its rows, ``[{column: value}, ...]``; anything else as it is."""
-    if hasattr(inputs, "to_dict") and hasattr(inputs, "columns"):
+    """A pandas DataFrame (`is_dataframe`: pandas is not imported here) as its rows,
+    ``[{column: value}, ...]``; anything else as it is."""
+    if is_dataframe(inputs):
         return inputs.to_dict("records")
     return inputs

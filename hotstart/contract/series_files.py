@@ -32,22 +32,34 @@ SERIES_SUFFIXES = (".npy",)
 
 def read_npy_series(path, channels: int) -> list[np.ndarray]:
     """The series in the ``.npy`` file at `path`, each ``(channels, steps)``, for a model of
-    `channels` channels (see the module doc for the shapes taken)."""
+    `channels` channels (see the module doc for the shapes taken). A file of no series, and a
+    2-D ``(steps, 1)`` column for a one-channel model (a series saved transposed, which would
+    read as `steps` series of one step), are refused."""
     try:
         a = np.load(path, allow_pickle=False)
-    except ValueError as e:  # object arrays ("allow_pickle=False"), or not a .npy file
-        raise InputValueError(f"{path}: not a .npy file of numbers ({e})") from None
+    except (ValueError, EOFError) as e:  # object arrays ("allow_pickle=False"), an empty or damaged file
+        raise InputValueError(f"{path}: not a .npy file of numbers ({e or 'empty'})") from None
+    if not isinstance(a, np.ndarray):  # an .npz archive under a .npy name
+        a.close()
+        raise InputValueError(f"{path}: an .npz archive, not one array; np.save one array per file")
     if not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_) or np.iscomplexobj(a):
         raise InputValueError(f"{path}: holds {a.dtype} values; a series is real numbers (NaN for a missing step)")
     a = a.astype(np.float64)
+    if a.ndim == 2 and channels == 1 and a.shape[1] == 1 and a.shape[0] > 1:
+        raise InputValueError(f"{path}: shape {a.shape}, a column: one series is (steps,) and several are "
+                              f"(n, steps); save the series as a row (a.ravel(), or a.T for several)")
     if a.ndim == 1:
-        return [a[None, :]]
-    if a.ndim == 2:
-        return [a] if channels > 1 or a.shape[0] == 1 else [row[None, :] for row in a]
-    if a.ndim == 3:
-        return list(a)
-    raise InputValueError(f"{path}: shape {a.shape}; a series file holds (steps,), (channels, steps) or "
-                          f"(n, channels, steps)")
+        series = [a[None, :]]
+    elif a.ndim == 2:
+        series = [a] if channels > 1 or a.shape[0] == 1 else [row[None, :] for row in a]
+    elif a.ndim == 3:
+        series = list(a)
+    else:
+        raise InputValueError(f"{path}: shape {a.shape}; a series file holds (steps,), (channels, steps) or "
+                              f"(n, channels, steps)")
+    if not series or series[0].shape[-1] == 0:
+        raise InputValueError(f"{path}: shape {a.shape} holds no series (or series of no steps)")
+    return series
 
 
 def series_items(paths, channels: int, readers: dict[str, Callable] | None = None) -> Iterator[tuple]:

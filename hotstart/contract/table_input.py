@@ -26,7 +26,7 @@ import numpy as np
 
 from .errors import InputValueError
 
-__all__ = ["NA", "is_missing", "category_key", "as_row", "row_problem", "TableEncoder"]
+__all__ = ["NA", "is_missing", "category_key", "is_dataframe", "as_row", "finite_number", "row_problem", "TableEncoder"]
 
 NA = "#na#"  # index 0 of every vocabulary: missing or unseen
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -59,6 +59,13 @@ def category_key(value: Any) -> str | None:
     raise TypeError(f"a category must be text, a number, a bool or missing, got {type(value).__name__} {value!r}")
 
 
+def is_dataframe(value: Any) -> bool:
+    """A pandas DataFrame, duck-typed (it has ``columns`` and ``iloc``): the contract never imports
+    pandas. The one test of it in hotstart: the table and series readers (datasets/frames.py),
+    `as_row` and `ContractModel.predict_many` all ask it."""
+    return hasattr(value, "columns") and hasattr(value, "iloc")
+
+
 def as_row(value: Any) -> Any:
     """A row as a dict keyed by column names as text, from a dict (or any mapping), a pandas
     Series or a one-row DataFrame (duck-typed: no pandas import); anything else unchanged, for
@@ -68,7 +75,7 @@ def as_row(value: Any) -> Any:
     `TableData` turns a DataFrame's ``1`` into ``"1"``), so a row is read the same way: a row of
     the very DataFrame the model was trained on is found by its own keys. Two keys with the same
     text (``1`` and ``"1"``) are an `InputValueError`: which one is the column cannot be told."""
-    if hasattr(value, "columns") and hasattr(value, "iloc"):  # a DataFrame
+    if is_dataframe(value):
         if len(value) != 1:
             raise InputValueError(f"expected one row, got a DataFrame with {len(value)} rows "
                                   "(predict one row at a time, e.g. df.iloc[[i]])")
@@ -109,6 +116,19 @@ def _scalar(v):
     return v
 
 
+def finite_number(v: Any) -> float | None:
+    """`v` as a finite float when it is one: a number (not a bool), or text that reads as one
+    (``"0.126"``: a CSV cell, or a DataFrame column of numbers stored as text, which training reads
+    as numbers too: datasets/table_data.py uses this rule); else None (text, an infinity, NaN)."""
+    if isinstance(v, (bool, np.bool_, bytes)):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
 def row_problem(row: Any, categorical: Sequence[str], continuous: Sequence[str]) -> str | None:
     """None, or why `row` is not a row of these columns: not a mapping, two keys of the same text
     (see `as_row`), a column absent, a category of a type that has no text, a continuous value
@@ -130,10 +150,11 @@ def row_problem(row: Any, categorical: Sequence[str], continuous: Sequence[str])
         v = _scalar(by_text[c])
         if is_missing(v):
             continue
-        if isinstance(v, (str, bytes)) or not isinstance(v, numbers.Real):
+        if finite_number(v) is not None:
+            continue
+        if isinstance(v, (str, bytes, bool, np.bool_)) or not isinstance(v, numbers.Real):
             return f"column {c!r} is continuous: expected a number or a missing value, got {type(v).__name__} {v!r}"
-        if not math.isfinite(float(v)):
-            return f"column {c!r}: {v!r} is not a finite number"
+        return f"column {c!r}: {v!r} is not a finite number"
     return None
 
 

@@ -1,6 +1,6 @@
 """Table rows from a CSV file, and one prediction per row: ``hotstart predict TABLE_MODEL rows.csv``
 and a bundle's ``python predictor.py model.onnx rows.csv`` (so it lives in the contract, which the
-bundle carries; csv and math only).
+bundle carries; the standard library only).
 
 A model trained with ``--task tabular`` (TabularClassificationSingle / TabularRegression; an
 .onnx from ``hotstart export``, or the saved model folder) predicts rows, not images. The CSV
@@ -14,16 +14,17 @@ Each row is printed as ``rows.csv line 3: label (top-k)`` (a regression: its val
 in a continuous column, a wrong cell count, a number like 1e308 that overflows float32 once
 normalized) gets an error line naming the file, line and column; so does a row whose prediction is
 not finite. The other rows are still predicted, and the exit status is 1. A missing input column
-stops before any row, naming it (an `InputValueError`).
+is an error line naming it, as is a file that cannot be read; the other files are still predicted.
 """
 from __future__ import annotations
 
 import csv
+import io
 import itertools
-import math
 from pathlib import Path
 
 from .errors import InputValueError
+from .table_input import finite_number
 
 __all__ = ["MISSING_CELLS", "RowError", "read_rows", "predict_rows"]
 
@@ -39,11 +40,11 @@ class RowError(InputValueError):
 
 
 def read_rows(path, table: dict):
-    """Yield ``(line number, row dict or RowError)`` for each data row of the CSV at `path`.
+    """``(line number, row dict or RowError)`` for each data row of the CSV at `path`, an iterator.
 
     `table`: the model's columns (``categorical``, ``continuous``, ``vocab``), as in the ONNX
-    metadata's ``table`` key. Raises `InputValueError` when the header lacks an input column, and
-    `OSError` when the file cannot be read."""
+    metadata's ``table`` key. Raises at once (not at the first row) `InputValueError` when the
+    file is not UTF-8 or its header lacks an input column, and `OSError` when it cannot be read."""
     path = Path(path)
     cats, conts = list(table["categorical"]), list(table["continuous"])
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
@@ -51,12 +52,19 @@ def read_rows(path, table: dict):
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputValueError(f"{path} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
-    reader = csv.reader(text.splitlines(), delimiter=delimiter)
+    # split as training's reader splits the file (open(..., newline="")): a quoted cell may hold a
+    # newline, and \u2028, \x85 or \x0c inside a cell are text, not line ends (str.splitlines breaks on them)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     header = [h.strip() for h in next(reader, [])]
     absent = [c for c in cats + conts if c not in header]
     if absent:
         raise InputValueError(f"{path} lacks the model's input column(s) {absent} (its columns: {header[:20]})")
     index = {c: header.index(c) for c in cats + conts}
+    return _rows(reader, header, index, table, path)
+
+
+def _rows(reader, header: list, index: dict, table: dict, path: Path):
+    cats, conts = list(table["categorical"]), list(table["continuous"])
     for cells in reader:
         line = reader.line_num
         if not cells or all(not c.strip() for c in cells):
@@ -77,11 +85,8 @@ def _continuous(cell: str, path, line: int, column: str):
     cell = cell.strip()
     if cell in MISSING_CELLS:
         return None
-    try:
-        value = float(cell)
-    except ValueError:
-        value = None
-    if value is None or not math.isfinite(value):
+    value = finite_number(cell)  # training's rule (datasets/table_data.py uses it too)
+    if value is None:
         raise RowError(f"{path} line {line}, column {column!r}: {cell!r} is not a finite number (the column is "
                        f"continuous; leave the cell empty for a missing value)")
     return value
@@ -111,7 +116,12 @@ def predict_rows(model, paths, top_k: int = 3, as_json: bool = False, out=None) 
 
     def rows():
         for path in paths:
-            for line, row in read_rows(path, model.meta["table"]):
+            try:
+                lines = read_rows(path, model.meta["table"])
+            except (OSError, InputValueError) as e:  # this file has no rows to give: say so, go on
+                yield str(path), {"file": str(path)}, e
+                continue
+            for line, row in lines:
                 yield f"{path} line {line}", {"file": str(path), "line": line}, row
 
     return print_predictions(model, rows(), top_k, as_json, out)

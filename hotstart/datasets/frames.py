@@ -6,14 +6,11 @@ so a user fixing "row 2 (index 12)" finds the same row whichever reader said it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
+
+from ..contract.table_input import is_dataframe  # the one duck-typed test (no pandas import)
 
 __all__ = ["is_dataframe", "row_namer"]
-
-
-def is_dataframe(value: Any) -> bool:
-    """A pandas DataFrame, duck-typed: ``import hotstart.datasets`` must not import pandas."""
-    return hasattr(value, "columns") and hasattr(value, "iloc")
 
 
 def row_namer(frame) -> Callable[[int], str]:

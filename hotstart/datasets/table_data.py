@@ -32,6 +32,7 @@ import numpy as np
 
 from ..blocks import Continuous, Label
 from ..blocks.table import TableRow, category_key, is_missing
+from ..contract.table_input import finite_number  # one rule for a number, at training and at predict
 from ..contract.table_rows import MISSING_CELLS  # one list of the cells read as missing, here and at predict
 from .containers import Data
 from .errors import DatasetError
@@ -94,11 +95,11 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
         if all(is_missing(columns[c][i]) for i in rows_kept):
             raise DatasetError(f"TableData: column {c!r} of {source} has no values at all (every cell is missing)")
     for c in continuous:
-        bad = next((i for i in rows_kept if not is_missing(columns[c][i]) and _number(columns[c][i]) is None), None)
+        bad = next((i for i in rows_kept if not is_missing(columns[c][i]) and finite_number(columns[c][i]) is None), None)
         if bad is not None:
             raise DatasetError(f"TableData: continuous column {c!r} of {source} holds {columns[c][bad]!r} "
                                f"in {row_name(bad)}, which is not a finite number")
-        big = next((i for i in rows_kept if not is_missing(columns[c][i]) and abs(_number(columns[c][i])) > FLOAT32_MAX),
+        big = next((i for i in rows_kept if not is_missing(columns[c][i]) and abs(finite_number(columns[c][i])) > FLOAT32_MAX),
                    None)
         if big is not None:  # inputs are float32: it would become inf, and training would diverge
             raise DatasetError(f"TableData: continuous column {c!r} of {source} holds {columns[c][big]!r} in "
@@ -119,11 +120,11 @@ def TableData(table, *, target: str | Sequence[str], categorical: Sequence[str] 
         _warn_if_numbers_read_as_categories(targets_cols[0], columns[targets_cols[0]], source, row_name, is_target=True)
     if is_regression:
         for t in targets_cols:
-            bad = next((i for i in rows_kept if _number(columns[t][i]) is None), None)
+            bad = next((i for i in rows_kept if finite_number(columns[t][i]) is None), None)
             if bad is not None:
                 raise DatasetError(f"TableData: target column {t!r} of {source} holds {columns[t][bad]!r} in "
                                    f"{row_name(bad)}, which is not a finite number (pass regression=False for classes)")
-            big = next((i for i in rows_kept if abs(_number(columns[t][i])) > FLOAT32_MAX), None)
+            big = next((i for i in rows_kept if abs(finite_number(columns[t][i])) > FLOAT32_MAX), None)
             if big is not None:  # targets are float32: it would become inf
                 raise DatasetError(f"TableData: target column {t!r} of {source} holds {columns[t][big]!r} in "
                                    f"{row_name(big)}, beyond float32's range (+-{FLOAT32_MAX:.4g}); rescale the "
@@ -220,26 +221,14 @@ def _read_columns(table) -> tuple[dict[str, list], str, Callable[[int], str]]:
 
 def _as_floats(values: list) -> list | None:
     """The CSV reader's rule for a column: its cells as floats when every present one reads as a
-    finite number (`_number`), else None (the column stays text)."""
+    finite number (`finite_number`), else None (the column stays text)."""
     out = []
     for v in values:
-        f = None if v is None else _number(v)
+        f = None if v is None else finite_number(v)
         if f is None and v is not None:
             return None
         out.append(f)
     return out
-
-
-def _number(v: Any) -> float | None:
-    """`v` as a finite float when it is one: a number, or text that reads as one (a CSV column with
-    one text cell stays text, so its other cells are numbers written as text); else None."""
-    if isinstance(v, str):
-        try:
-            f = float(v)
-        except ValueError:
-            return None
-        return f if math.isfinite(f) else None
-    return float(v) if _is_number(v) else None
 
 
 class NumbersReadAsCategories(UserWarning):
@@ -257,7 +246,7 @@ def _warn_if_numbers_read_as_categories(column: str, values: list, source: str, 
     """A column of numbers with a few text or infinite cells is read as categorical, by the rule;
     usually one cell is a typo or a sentinel (``inf``, ``?``, ``n/a ``). Say so, naming the first."""
     present = [(i, v) for i, v in enumerate(values) if not is_missing(v)]
-    odd = [(i, v) for i, v in present if _number(v) is None]
+    odd = [(i, v) for i, v in present if finite_number(v) is None]
     if not odd or len(odd) * 2 >= len(present):
         return
     import warnings
@@ -271,22 +260,13 @@ def _warn_if_numbers_read_as_categories(column: str, values: list, source: str, 
                                           found=found), stacklevel=3)
 
 
-def _is_number(v: Any) -> bool:
-    if isinstance(v, (bool, np.bool_)) or isinstance(v, (str, bytes)) or is_missing(v):
-        return False
-    try:
-        return math.isfinite(float(v))
-    except (TypeError, ValueError):
-        return False
-
-
 def _is_continuous(values: list) -> bool:
     """fastai's cont_cat_split rule: numbers, and either not all integers or more than MAX_CARD distinct.
 
-    Text that reads as a number counts as one (`_number`), as the CSV reader reads it: a DataFrame
+    Text that reads as a number counts as one (`finite_number`), as the CSV reader reads it: a DataFrame
     column of numbers stored as text (``pandas.read_csv(path, dtype=str)``, ``df[c].astype(str)``) is
     decided as the same column read from the file, not made a category per value."""
-    floats = [_number(v) for v in values if not is_missing(v)]
+    floats = [finite_number(v) for v in values if not is_missing(v)]
     if not floats or None in floats:
         return False
     return not all(f.is_integer() for f in floats) or len(set(floats)) > MAX_CARD

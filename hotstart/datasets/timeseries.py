@@ -72,11 +72,12 @@ def TimeSeriesData(source, targets: Sequence | None = None, *, test=None, test_t
         targets_out = [np.asarray([v], dtype=np.float32) for v in labels]
     else:
         found = sorted({str(v) for v in labels})
-        if len(found) < 2:  # the task would refuse it too (one class), without naming the data
+        order = list(classes) if classes is not None else list(header_classes or found)
+        if len(order) < 2:  # the task would refuse it too (one class), without naming the data; classes=
+            # (or a .ts header) naming more keeps a one-class subset, an evaluation set of one class
             raise DatasetError(f"TimeSeriesData: {named} {verb} one value only ({found[0]!r}, in all {len(labels)} "
                                f"series): a classifier needs two classes or more; pass series of other classes "
-                               f"too, or regression=True for numbers")
-        order = list(classes) if classes is not None else list(header_classes or found)
+                               f"too, classes=[...] naming them all, or regression=True for numbers")
         unknown = [c for c in found if c not in order]
         if unknown:
             raise DatasetError(f"{where}: label(s) {unknown} are not among the classes {order}")

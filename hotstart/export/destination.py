@@ -2,9 +2,10 @@
 
 Before this check, ``export --out`` onto an existing folder, into a folder that is a file, or into
 a folder without write permission failed only at the last step, after the whole export (and, for
-int8, the calibration) had run. The checks here look only at the file system, import nothing
-heavy, and run before the learner is even loaded (``hotstart export``) and at the top of
-``learner.export``.
+int8, the calibration) had run. The checks here look at the file system (and create, then remove,
+one empty hidden file where the export will write: permission bits do not tell a read-only mount
+or /proc, nor anything to root), import nothing heavy, and run before the learner is even loaded
+(``hotstart export``) and at the top of ``learner.export``.
 
 A missing parent folder is no error: the atomic write creates it (hotstart/atomic.py).
 """
@@ -79,5 +80,7 @@ def _try_creating_a_file(folder: Path, path: Path, flag: str) -> None:
     except OSError as e:
         raise UsageError(f"{flag} {path}: cannot create files in {folder} ({e.strerror or e}; nothing was "
                          f"exported)") from None
-    os.close(fd)
-    os.unlink(probe)
+    try:
+        os.close(fd)
+    finally:  # a signal in between (SIGTERM raises in the CLI) must not leave the probe behind
+        os.unlink(probe)

@@ -1,11 +1,10 @@
 """`SaveBestModel`: save the model (atomically) whenever a monitored value improves."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from .base import Callback
-from .monitor import check_mode, monitor_mode
+from .monitor import check_mode, improves, monitor_mode, worst
 
 
 class SaveBestModel(Callback):
@@ -25,12 +24,13 @@ class SaveBestModel(Callback):
             metric's name (``"accuracy"``).
         mode: ``"min"`` or ``"max"``: whether lower or higher is better. None: ``"min"`` when
             `monitor` names a loss, else what the metric declares (``higher_is_better``;
-            callbacks/monitor.py), decided at the first epoch's end.
+            callbacks/monitor.py), decided when a fit starts; a key that is neither a loss nor a
+            metric needs `mode`.
         load_best: load the best epoch's weights into the model when the fit ends (otherwise the
             model keeps the last epoch's weights and only the folder holds the best).
 
-    After a fit, ``best`` is the best value seen and ``best_epoch`` its epoch (both None if no
-    epoch ended).
+    After a fit, ``best`` is the best value seen (+-inf while no epoch has improved on nothing, as
+    when every value was NaN) and ``best_epoch`` its epoch (None if no epoch was saved).
     """
 
     order = 55  # before EarlyStopping, so the epoch that ends a fit is still considered
@@ -38,17 +38,20 @@ class SaveBestModel(Callback):
     def __init__(self, path, monitor: str = "valid_loss", mode: str | None = None, load_best: bool = False):
         self.path = Path(path)
         self.monitor = monitor
-        self.mode = check_mode(mode)  # None: decided at the first epoch's end (`monitor_mode`)
+        self.mode_given = check_mode(mode)
+        self.mode = mode  # the direction in use: decided when a fit starts (`monitor_mode`)
         self.load_best = load_best
-        self.best = None
+        self.best = None  # the best value so far, over every fit of this callback
         self.best_epoch = None
+
+    def before_fit(self):
+        self.mode = monitor_mode(self.learner, self.monitor, self.mode_given, "SaveBestModel")
+        if self.best is None:
+            self.best = worst(self.mode)
 
     def after_epoch(self):
         value = self.learner.history[-1][self.monitor]
-        if self.best is None:
-            self.mode = monitor_mode(self.learner, self.monitor, self.mode, "SaveBestModel")
-            self.best = math.inf if self.mode == "min" else -math.inf
-        if (value < self.best) if self.mode == "min" else (value > self.best):
+        if improves(value, self.best, self.mode):
             self.best, self.best_epoch = value, self.learner.history[-1]["epoch"]
             if self.learner.backend.is_global_zero:
                 self.learner.save(self.path)

@@ -1,10 +1,8 @@
 """`EarlyStopping`: stop when a monitored value (a history key) has not improved for `patience` epochs."""
 from __future__ import annotations
 
-import math
-
 from .base import Callback, CancelFit
-from .monitor import check_mode, monitor_mode
+from .monitor import check_mode, improves, monitor_mode, worst
 
 
 class EarlyStopping(Callback):
@@ -30,7 +28,9 @@ class EarlyStopping(Callback):
         mode: ``"min"`` or ``"max"``: whether lower or higher is better (anything else is a
             `UsageError`). None: ``"min"`` when `monitor` names a loss, else what the metric
             declares (``higher_is_better``: ``"max"`` for accuracy, ``"min"`` for ``rmse`` and
-            ``mean_distance``; callbacks/monitor.py), decided at the first epoch's end.
+            ``mean_distance``; callbacks/monitor.py), decided when the fit starts; a key that is
+            neither a loss nor a metric (one your callback writes) needs `mode`, else the fit
+            stops before its first step with a `UsageError`.
 
     The best value and the count restart at each fit. After a stop, ``stopped_epoch`` is the
     epoch it stopped at (None when the fit ran to its end).
@@ -40,10 +40,12 @@ class EarlyStopping(Callback):
 
     def __init__(self, monitor: str = "valid_loss", patience: int = 3, min_delta: float = 0.0, mode: str | None = None):
         self.monitor, self.patience, self.min_delta = monitor, int(patience), float(min_delta)
-        self.mode = check_mode(mode)  # None: decided at the first epoch's end (`monitor_mode`)
+        self.mode_given = check_mode(mode)
+        self.mode = mode  # the direction in use: decided when each fit starts (`monitor_mode`)
 
     def before_fit(self):
-        self.best, self.wait = None, 0
+        self.mode = monitor_mode(self.learner, self.monitor, self.mode_given, "EarlyStopping")
+        self.best, self.wait = worst(self.mode), 0
         self.stopped_epoch = None
 
     def after_epoch(self):
@@ -51,11 +53,7 @@ class EarlyStopping(Callback):
         if self.monitor not in row:
             raise KeyError(f"EarlyStopping monitors {self.monitor!r}, not in the history keys {sorted(row)}")
         value = row[self.monitor]
-        if self.best is None:
-            self.mode = monitor_mode(self.learner, self.monitor, self.mode, "EarlyStopping")
-            self.best = math.inf if self.mode == "min" else -math.inf
-        better = value < self.best - self.min_delta if self.mode == "min" else value > self.best + self.min_delta
-        if better:
+        if improves(value, self.best, self.mode, self.min_delta):
             self.best, self.wait = value, 0
             return
         self.wait += 1

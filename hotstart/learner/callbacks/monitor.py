@@ -9,9 +9,11 @@ for ``mode=``, not a guess.
 """
 from __future__ import annotations
 
+import math
+
 from ...errors import UsageError
 
-__all__ = ["MODES", "check_mode", "monitor_mode"]
+__all__ = ["MODES", "check_mode", "monitor_mode", "worst", "improves"]
 
 MODES = ("min", "max")
 
@@ -25,7 +27,8 @@ def check_mode(mode: str | None) -> str | None:
 
 def monitor_mode(learner, monitor: str, mode: str | None, owner: str) -> str:
     """`mode` when given; else "min" for a loss (a key holding "loss"), else the direction the
-    learner's metric named `monitor` declares. `owner` names the callback in the error."""
+    learner's metric named `monitor` declares. `owner` names the callback in the error, which the
+    callbacks raise in ``before_fit``: before any step is trained."""
     if mode is not None:
         return mode
     if "loss" in monitor:
@@ -41,3 +44,13 @@ def monitor_mode(learner, monitor: str, mode: str | None, owner: str) -> str:
         raise UsageError(f"{owner}: the metric {monitor!r} does not say whether higher is better (it has no "
                          f"higher_is_better); pass mode='min' or mode='max'")
     return "max" if better else "min"
+
+
+def worst(mode: str) -> float:
+    """The value every real one improves on: +inf when lower is better, -inf when higher is."""
+    return math.inf if mode == "min" else -math.inf
+
+
+def improves(value: float, best: float, mode: str, min_delta: float = 0.0) -> bool:
+    """Whether `value` is better than `best` by more than `min_delta` (NaN never is)."""
+    return value < best - min_delta if mode == "min" else value > best + min_delta
