@@ -154,8 +154,10 @@ def check_backbone_fits(net: TabularBackbone, task) -> None:
     if cards is None or getattr(encoded, "n_cont", None) is None:
         raise ModelTaskMismatch(f"a TabularModel takes the encoded rows of a set-up table task; {type(task).__name__} "
                                 f"encodes {type(encoded).__name__}")
-    prep = getattr(task, "preprocessing", None)
-    named = prep is not None  # a set-up table task: its preprocessing names the inputs
+    from ..tasks.tabular import TabularClassificationSingle, TabularRegression
+
+    named = isinstance(task, (TabularClassificationSingle, TabularRegression))  # its preprocessing names the inputs
+    prep = task.preprocessing if named else None
     names = ([f"column {c!r}" for c in prep.categorical] + [f"the missing-value indicator of {c!r}"
                                                              for c in prep.na_columns] if named
              else [f"categorical input {i}" for i in range(len(cards))])
