@@ -48,7 +48,18 @@ import warnings
 
 from .gc_pause import gc_paused
 
-__all__ = ["import_contained", "contained_globals"]
+__all__ = ["import_contained", "contained_globals", "restore_environ"]
+
+
+def restore_environ(snapshot: dict) -> None:
+    """Make ``os.environ`` equal `snapshot` (a ``dict(os.environ)`` taken earlier): variables added
+    since are removed, changed or removed ones put back; the others are not touched (setting one
+    calls putenv). Also warmup/guard.py's way back."""
+    for key in [k for k in os.environ if k not in snapshot]:
+        del os.environ[key]
+    for key, value in snapshot.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 @contextlib.contextmanager
@@ -76,11 +87,7 @@ def contained_globals():
             root.addHandler(handler)
         root.setLevel(level)
         logging.disable(disabled)
-        for key in [k for k in os.environ if k not in environ]:
-            del os.environ[key]
-        for key, value in environ.items():
-            if os.environ.get(key) != value:
-                os.environ[key] = value
+        restore_environ(environ)
         random.setstate(python_rng)
         if numpy_rng is not None:
             numpy.random.set_state(numpy_rng)

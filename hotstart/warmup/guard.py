@@ -13,6 +13,8 @@ import random
 import numpy as np
 import torch
 
+from ..contained_import import restore_environ
+
 
 def torch_flags() -> dict:
     """torch's process-wide settings that a library could change behind a user's back."""
@@ -106,8 +108,4 @@ class SideEffectGuard:
         if changed & {"deterministic_algorithms", "deterministic_warn_only"}:
             torch.use_deterministic_algorithms(self._flags["deterministic_algorithms"],
                                                warn_only=self._flags["deterministic_warn_only"])
-        for k in [k for k in os.environ if k not in self._env]:
-            del os.environ[k]
-        for k, v in self._env.items():
-            if os.environ.get(k) != v:
-                os.environ[k] = v
+        restore_environ(self._env)
