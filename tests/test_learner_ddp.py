@@ -115,6 +115,9 @@ def test_two_processes_on_digits(two_processes, digits):
     r0, r1 = results
     assert r0["history"] == r1["history"] and len(r0["history"]) == 2  # the same history, time included
     assert r1["written"] == []  # only rank 0 writes
+    # seed= left out: the processes drew different seeds, so each split the data its own way (one
+    # rank's validation samples in the other's training shard); now they agree on one
+    assert r0["unseeded_seed"] == r1["unseeded_seed"]
     assert r0["lr_find"] == r1["lr_find"] and len(r0["lr_find"]["losses"]) >= 10  # one curve: losses averaged
     assert any("model" in w for w in r0["written"]) and any(w.startswith("ckpt") for w in r0["written"])
     table = [line for line in proc.stdout.splitlines() if not line.startswith("RESULT ")]

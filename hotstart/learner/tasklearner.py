@@ -189,7 +189,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
     from .rng import fresh_seed, seeded_torch_rng
 
     check_task(task)
-    seed = fresh_seed() if seed is None else check_int("seed", seed)
+    seed = None if seed is None else check_int("seed", seed)  # None: drawn once the processes are known
     compile = "auto" if compile is None else compile
     check_compile(compile)
     check_cache(cache)
@@ -205,6 +205,22 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
         backbone = task.default_backbone  # series tasks: "inceptiontime"
     if model is None:
         check_backbone(backbone, pretrained)  # a misspelled name fails here, before any data is read
+
+    dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
+    accelerator = resolve_accelerator(device or (dev.accelerator if dev else None))
+    check_accelerator(accelerator, f"device={device!r}" if device else f"{type(dev).__name__}({dev.accelerator!r})"
+                      if dev else "device")
+    requested = precision or (dev.precision if dev else None)
+    # with or without data: a model loaded to predict predicts as the learner that saved it did
+    chosen, why = choose_precision(requested, accelerator=accelerator, bf16_by_default=task.bf16_by_default)
+    choices = {"precision": Choice(chosen, why)}
+    backend = make_backend(accelerator=accelerator, devices=devices or (dev.devices if dev else None),
+                           strategy=strategy or (dev.strategy if dev else None), precision=chosen, num_nodes=num_nodes)
+
+    if seed is None:
+        seed = fresh_seed()
+        if backend.world_size > 1:  # each process drew its own: all take the largest, so that every one
+            seed = int(backend.all_reduce_max(float(seed)))  # splits, initializes and reports alike
 
     if pretrained and isinstance(backbone, str):
         stats = timm_stats(backbone, getattr(task.encoded_blocks()[0], "channels", 3))
@@ -231,6 +247,9 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
     if batch_size is None:
         batch_chosen = None if train is None else task.default_batch_size(len(train[0]))
         batch_size = batch_chosen or 64
+    if batch_chosen is not None:
+        choices["batch"] = Choice(str(batch_chosen), f"{type(task).__name__}'s default for {len(train[0]):,} training "
+                                                     "samples; batch_size= to change")
 
     with seeded_torch_rng(seed):  # timm's init draws from torch's global RNG: give it a private one
         if model is None:
@@ -241,20 +260,6 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
 
     if data is not None:
         task.check(model)  # shapes on meta tensors, before any data is read or weight trained (tasks/checks.py)
-
-    dev = next((c for c in callbacks if isinstance(c, ToDevice)), None)
-    accelerator = resolve_accelerator(device or (dev.accelerator if dev else None))
-    check_accelerator(accelerator, f"device={device!r}" if device else f"{type(dev).__name__}({dev.accelerator!r})"
-                      if dev else "device")
-    requested = precision or (dev.precision if dev else None)
-    # with or without data: a model loaded to predict predicts as the learner that saved it did
-    chosen, why = choose_precision(requested, accelerator=accelerator, bf16_by_default=task.bf16_by_default)
-    choices = {"precision": Choice(chosen, why)}
-    if batch_chosen is not None:
-        choices["batch"] = Choice(str(batch_chosen), f"{type(task).__name__}'s default for {len(train[0]):,} training "
-                                                     "samples; batch_size= to change")
-    backend = make_backend(accelerator=accelerator, devices=devices or (dev.devices if dev else None),
-                           strategy=strategy or (dev.strategy if dev else None), precision=chosen, num_nodes=num_nodes)
 
     channels_last, why = choose_channels_last(channels_last, model, size)
     if why is not None:

@@ -75,7 +75,11 @@ learner = tasklearner(task, data, model=model, seed=0, batch_size=args.batch_siz
 found = learner.lr_find(num_it=20) if args.lr_find else None  # restores the model: the fit is unchanged
 learner.fit_one_cycle(args.epochs, 1e-2, checkpoint_dir=os.path.join(out, "ckpt"))
 learner.save(os.path.join(out, "model"))
-emit_result({"rank": learner.backend.global_rank, "world_size": learner.backend.world_size,
+# seed= left out: every process draws one, and they must agree on it (the split, the init, learner.seed)
+unseeded = tasklearner(task, data, model=mlp(task.channels), batch_size=args.batch_size, device="cpu",
+                       devices=args.devices, progress=False)
+emit_result({"unseeded_seed": unseeded.seed,
+             "rank": learner.backend.global_rank, "world_size": learner.backend.world_size,
                               "history": learner.history, "written": sorted(set(written)),
                               "n_valid": len(learner.valid_loader.dataset), "n_train": len(learner.train_loader.dataset),
                               "imported": T_IMPORTED, "ready": milestones.ready, "epoch_ends": milestones.epoch_ends,
