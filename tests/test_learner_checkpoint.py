@@ -271,6 +271,24 @@ def test_resume_with_another_task_or_model_names_what_differs(mlp_learner, make_
     learner.fit(2, 1e-3, checkpoint_dir=tmp_path / "wider")  # the refused resume left no lock behind
 
 
+def test_a_finished_fit_is_skipped_only_for_its_own_model(mlp_learner, make_learner, digits_small, tmp_path):
+    """A folder whose newest checkpoint is a later fit's: the first fit of a new process finished
+    before it, so it is skipped, as a resumed script skips it. With another model it returned at
+    once, untrained and silent; now the checkpoint's weights must fit the model first."""
+    first = mlp_learner()
+    for _ in range(2):  # fits 0 and 1 of one learner: ckpt-000-* and ckpt-001-*
+        first.fit(1, 1e-3, checkpoint_dir=tmp_path, resume=tmp_path)
+    again = mlp_learner()
+    again.fit(1, 1e-3, checkpoint_dir=tmp_path, resume=tmp_path)
+    assert again.history == []  # fit 0 finished before the checkpoint of fit 1: skipped
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        wider = nn.Sequential(nn.Flatten(), nn.Linear(64, 48), nn.ReLU(), nn.Dropout(0.1), nn.Linear(48, 10))
+    other = make_learner(model=wider, batch_size=16, data=digits_small[0].subset(list(range(100))))
+    with pytest.raises(UsageError, match=r"another model \(other shapes: 1.weight \(32, 64\) in the checkpoint"):
+        other.fit(3, 1e-3, checkpoint_dir=tmp_path, resume=tmp_path)
+
+
 def test_two_fits_cannot_write_one_checkpoint_folder(mlp_learner, tmp_path):
     from hotstart.learner.checkpoint import Checkpointer
 

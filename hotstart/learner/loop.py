@@ -320,6 +320,7 @@ class Learner:
         self.fit_state = fs
         self._decide_compile(fs)
         if ckpt is not None and ckpt.fit_index > fs.fit_index:  # this fit finished before the kill
+            ckpt.check_model_fits(self)  # but not a checkpoint of another model: that is refused, not skipped
             fs.ended = True
             return self
         with seeded_torch_rng(fs.fit_seed, self.device), self.model_context(), self.added_cbs(callbacks):

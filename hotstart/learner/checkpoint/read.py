@@ -82,6 +82,13 @@ class CheckpointState:
             tensors = {k[len(prefix):]: v for k, v in self.opt_tensors.items() if k.startswith(prefix)}
             cb.load_checkpoint_state(tensors, entry["state"])
 
+    def check_model_fits(self, learner) -> None:
+        """The checkpoint's weights fit `learner`'s model (the same keys and shapes, named if not).
+        `restore` checks it, and so does a fit that the checkpoint shows finished already, which
+        `Learner.fit` skips: a resume with another backbone was skipped silently there, leaving an
+        untrained model."""
+        self._check_model(learner.task_model())
+
     def _check_task(self, learner) -> None:
         """The checkpoint's task (classes, size, statistics, ...) must be this learner's."""
         saved = self.meta.get("task")
