@@ -425,3 +425,18 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_removing_a_file_with_a_checkpoints_name_leaves_nothing_behind(tmp_path):
+    """A plain file named like a checkpoint (junk) was renamed to .trash-..., which rmtree cannot
+    remove; the next removal of that name then failed mid-fit with NotADirectoryError."""
+    from hotstart.learner.checkpoint.layout import remove_checkpoint
+
+    for _ in range(2):
+        (tmp_path / "ckpt-000-000000040-0").write_text("junk")
+        remove_checkpoint(tmp_path / "ckpt-000-000000040-0")
+        assert list(tmp_path.iterdir()) == []
+    (tmp_path / "ckpt-000-000000050-0").mkdir()
+    (tmp_path / "ckpt-000-000000050-0" / "model.safetensors").write_bytes(b"x")
+    remove_checkpoint(tmp_path / "ckpt-000-000000050-0")
+    assert list(tmp_path.iterdir()) == []

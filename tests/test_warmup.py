@@ -250,3 +250,15 @@ def test_cli_strict_exit_code(tmp_path, user_module, capsys):
     strict = subprocess.run([sys.executable, "-m", "hotstart.warmup", *args, "--strict"], capture_output=True,
                             text=True, env=_env(), timeout=300)
     assert strict.returncode == 1 and "failed" in strict.stdout
+
+
+def test_a_budget_that_is_not_positive_is_refused(tmp_path, capsys):
+    """``--budget -1`` skipped every workload and exited 0, as if the warmup were done."""
+    from hotstart.warmup.__main__ import main
+
+    for budget in ("-1", "0"):
+        with pytest.raises(SystemExit) as info:
+            main(["--budget", budget, "--cache-dir", str(tmp_path)])
+        assert info.value.code == 2
+        assert f"--budget must be a positive number of seconds, got {float(budget):g}" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -29,6 +29,8 @@ def main(argv=None) -> int:
     p.add_argument("--strict", action="store_true", help="exit 1 if any workload fails")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    if args.budget is not None and not args.budget > 0:  # -1 skipped every workload and said it was done
+        p.error(f"--budget must be a positive number of seconds, got {args.budget:g}")
     if args.only is not None:  # `--only a,b` as `--only a b`, as gpu_check and the benchmarks take their lists
         args.only = [name for value in args.only for name in value.split(",") if name]
         if not args.only:  # `--only ''` would otherwise select every workload

@@ -50,7 +50,10 @@ def remove_checkpoint(path: Path) -> None:
         os.replace(path, trash)
     except FileNotFoundError:
         return
-    shutil.rmtree(trash, ignore_errors=True)
+    if trash.is_dir() and not trash.is_symlink():
+        shutil.rmtree(trash, ignore_errors=True)
+    else:  # a file or link with a checkpoint's name (not one we wrote): rmtree cannot remove it, and the
+        trash.unlink(missing_ok=True)  # next rename onto its trash name then failed mid-fit
 
 
 def sha256(data: bytes) -> str:
