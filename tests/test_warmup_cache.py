@@ -344,3 +344,25 @@ def test_the_guard_puts_back_what_a_misbehaving_workload_changed_and_says_so(tmp
     assert len(effects) == 6, effects
     assert all(e.startswith("seeds_globally: ") for e in report.side_effects) and len(report.side_effects) == 6
     assert "put back a side effect: seeds_globally: torch RNG" in report.table()
+
+
+def test_a_compile_cache_that_takes_no_files_is_a_cache_write_error(tmp_path, monkeypatch):
+    """A read-only HOTSTART_CACHE_DIR (a bind mount, a shared image): makedirs(exist_ok=True)
+    succeeded on it, and Inductor then failed deep inside the compile ("Read-only file system:
+    .../inductor/locks/...lock", a traceback). The folder is now tried with a file first."""
+    import errno
+    import tempfile
+
+    from hotstart.cache_writes import CacheWriteError
+    from hotstart.compile_cache.cache import inductor_cache
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system", str(tmp_path / "inductor"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    with pytest.raises(CacheWriteError, match=r"cannot write the .* in .*: .*HOTSTART_CACHE_DIR"):
+        with inductor_cache(tmp_path):
+            raise AssertionError("the cache was used")
+    monkeypatch.undo()
+    with inductor_cache(tmp_path) as folder:
+        assert [p.name for p in folder.iterdir()] == []  # the write check leaves nothing

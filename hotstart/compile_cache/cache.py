@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 from ..cache_writes import cache_writes
@@ -58,7 +59,12 @@ def inductor_cache(root=None):
     Inductor / Triton variable of ``os.environ`` as it was (Inductor sets some as it works)."""
     target = str(inductor_dir(root))
     with writes(cache_dir(root)):
-        os.makedirs(target, exist_ok=True)
+        os.makedirs(target, exist_ok=True)  # succeeds on a folder that exists, read-only or not:
+        fd, probe = tempfile.mkstemp(dir=target, prefix=".write-check-")  # Inductor's own lock files
+        try:  # would fail later, as a traceback from deep inside a compile
+            os.close(fd)
+        finally:
+            os.unlink(probe)
     saved = {k: v for k, v in os.environ.items() if k.startswith(_INDUCTOR_ENV_PREFIXES)}
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = target
     try:
