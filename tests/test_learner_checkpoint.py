@@ -269,6 +269,10 @@ def test_resume_with_another_task_or_model_names_what_differs(mlp_learner, make_
                                          r"\(48, 64\) here"):
         learner.fit(2, 1e-3, resume=tmp_path)
     learner.fit(2, 1e-3, checkpoint_dir=tmp_path / "wider")  # the refused resume left no lock behind
+    # another seed is another split and other augmentations: it resumed silently in a new process
+    with pytest.raises(UsageError, match=r"written by a learner with seed=0, this one has seed=1 .*build the learner "
+                                         r"with seed=0 to resume it"):
+        mlp_learner(seed=1).fit(2, 1e-3, resume=tmp_path)
 
 
 def test_a_finished_fit_is_skipped_only_for_its_own_model(mlp_learner, make_learner, digits_small, tmp_path):

@@ -40,6 +40,10 @@ class CheckpointState:
         self._restore_callbacks(learner, before_checks=True)  # ProgressiveResize: the size the task is compared at
         self._check_task(learner)
         self._check_model(learner.task_model())
+        if m.get("seed") is not None and int(m["seed"]) != learner.seed:  # another split and augmentation
+            raise UsageError(f"cannot resume from {self.path}: it was written by a learner with seed={m['seed']}, "
+                             f"this one has seed={learner.seed} (another train / validation split, other "
+                             f"augmentations); build the learner with seed={m['seed']} to resume it")
         if int(saved["n_epoch"]) != fit_state.n_epoch or int(saved["accumulate"]) != fit_state.accumulate:
             raise UsageError(f"cannot resume from {self.path}: it is a fit of {saved['n_epoch']} epochs with "
                              f"accumulate={saved['accumulate']}, this fit has {fit_state.n_epoch} epochs with "
