@@ -89,8 +89,10 @@ def main(argv=None) -> int:
             return 2
     regs, chosen = selection
     if args.list or args.dry_run:
-        for w in chosen:
-            print(f"{w.name:<28} backbone={w.backbone or 'SmallCNN'} size={w.size[0]}x{w.size[1]} "
+        from .inputs import workload_input
+
+        for w in chosen:  # the input as the task describes it (a table's columns, a series' length)
+            print(f"{w.name:<28} backbone={w.backbone or 'SmallCNN'} input={workload_input(w)} "
                   f"batch={w.batch_size} device={w.device} compile={w.compile}  {w.description}")
         if args.dry_run:
             print(f"(dry run: {len(chosen)} workload(s) would run, cache {root})")
