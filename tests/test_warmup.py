@@ -74,6 +74,10 @@ def test_real_compiled_warmup_is_side_effect_free(warm_cache):
     entry = read_manifest(cache)["entries"][key]
     assert 0 < entry["step_s_per_sample"] < 60 and 0 < entry["compiled_step_s_per_sample"] < 60, entry
     assert any((cache / "inductor").iterdir()), "the compile cache folder should be filled"
+    # the files it wrote are recorded with their sizes and checksums, and check out (compile_cache/artifacts.py)
+    kinds = {rel.split("/")[0] for rel in entry["artifacts"]}
+    assert {"fxgraph", "aotautograd"} <= kinds and any(rel.endswith(".so") for rel in entry["artifacts"]), entry
+    assert [e["state"] for e in warmup.status(cache) if e["key"] == key] == ["warm"]
 
 
 @pytest.mark.prestart("warmup:compiled")

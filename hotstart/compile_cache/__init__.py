@@ -7,6 +7,8 @@ and this package imports neither of them (it sees a task and a model only by duc
 
     cache.py     where the cache lives; `inductor_cache` points Inductor at it
     manifest.py  what the warmup has warmed (JSON, written atomically, merged under a lock)
+    artifacts.py each configuration's compiled files, their sizes and SHA-256: is it still intact?
+    repair.py    `repair`: delete a damaged configuration's damaged files and its entry (it is cold)
     policy.py    ``compile="auto"``: compile when warm and the fit is long enough to gain
     compile.py   `compile_backbone`: compile a TaskModel's backbone into the cache
     quiet.py     `quiet_torch_notices`: drop torch's "No CUDA runtime" notice while compiling

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from ..precisions import FP32, canonical_precision
+from .artifacts import FIELD as ARTIFACTS_FIELD, problem, valid_artifacts
 from .cache import cache_dir, writes
 
 FORMAT = "hotstart.warmup/1"
@@ -76,7 +77,8 @@ def _empty() -> dict:
 
 def _valid_entry(value) -> bool:
     return (isinstance(value, dict)
-            and all(isinstance(value.get(k), t) and not isinstance(value.get(k), bool) for k, t in _ENTRY_TYPES.items()))
+            and all(isinstance(value.get(k), t) and not isinstance(value.get(k), bool) for k, t in _ENTRY_TYPES.items())
+            and (ARTIFACTS_FIELD not in value or valid_artifacts(value[ARTIFACTS_FIELD])))
 
 
 def _parse(raw: bytes) -> tuple[dict | None, str | None]:
@@ -190,8 +192,14 @@ def _unlock(fd) -> None:
 
 
 def record(key: str, *, workload: str, seconds: float, device: str, root=None,
-           step_s_per_sample: float | None = None, compiled_step_s_per_sample: float | None = None) -> None:
+           step_s_per_sample: float | None = None, compiled_step_s_per_sample: float | None = None,
+           artifacts: dict | None = None) -> None:
     """Add (or replace) one entry: under the lock, re-read the manifest, merge, replace atomically.
+
+    `artifacts`: the files in the Inductor folder that the workload wrote (artifacts.py
+    ``fingerprint``), merged with those the entry it replaces recorded that are still intact: a
+    second warmup of a warm configuration writes nothing new, and its entry still lists the files
+    (``--status`` and ``compile="auto"`` check them: artifacts.py ``integrity``).
 
     `step_s_per_sample` and `compiled_step_s_per_sample`: an eager and a warm compiled training
     step of this configuration, seconds per sample, as the warmup measured them on this machine
@@ -209,6 +217,10 @@ def record(key: str, *, workload: str, seconds: float, device: str, root=None,
         entry[COMPILED_STEP_FIELD] = float(compiled_step_s_per_sample)
     with manifest_lock(root), writes(cache_dir(root)):
         data = read_manifest(root)
+        kept = {rel: fp for rel, fp in data["entries"].get(key, {}).get(ARTIFACTS_FIELD, {}).items()
+                if problem(root, rel, fp) is None}
+        if kept or artifacts:
+            entry[ARTIFACTS_FIELD] = {**kept, **(artifacts or {})}
         data["entries"][key] = entry
         atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
 
@@ -229,11 +241,31 @@ def mark_cache(root=None) -> None:
             atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
 
 
+def drop(keys, root=None) -> None:
+    """Remove the entries `keys` (those present) from the manifest, under the lock, atomically: a
+    configuration whose compiled files are damaged is not warm until the warmup records it again."""
+    from ..atomic import atomic_write_bytes
+
+    with manifest_lock(root), writes(cache_dir(root)):
+        data = read_manifest(root)
+        if not any(k in data["entries"] for k in keys):
+            return
+        for k in keys:
+            data["entries"].pop(k, None)
+        atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
+
+
 def is_warm(key: str | None, root=None) -> bool:
     """Whether the warmup recorded the configuration `key` (a `config_key`) in the manifest of the
     cache `root`: its compiled graphs are then on disk, and compiling it is a cache read (resnet10t
     at 128x128 on a 2-core EPYC: 3 s warm against 34 s cold; compile_cache/policy.py, whose
     `compile_decision` looks the key up the same way). False for ``key=None`` (a custom module,
-    which no warmup can name) and for a missing or damaged manifest (`read_manifest` keeps only
-    the well-formed entries)."""
-    return key is not None and key in read_manifest(root)["entries"]
+    which no warmup can name), for a missing or damaged manifest (`read_manifest` keeps only
+    the well-formed entries), and for an entry whose recorded compiled files are missing or changed
+    (artifacts.py ``integrity``: a damaged cache is cold, whatever its manifest says)."""
+    from .artifacts import DAMAGED, integrity
+
+    if key is None:
+        return False
+    entry = read_manifest(root)["entries"].get(key)
+    return entry is not None and integrity(root, entry)[0] != DAMAGED

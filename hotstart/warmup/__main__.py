@@ -15,13 +15,19 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     p.add_argument("--only", nargs="+", metavar="PATTERN",
                    help="run only workloads matching these names (fnmatch), separated by spaces or commas")
-    p.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="stop cleanly after this long")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="time limit: a workload starts only if its expected time (a compiled one: its last run's, "
+                        "else a cold compile's ~27 s) fits what is left, else it is skipped, saying so; a running one "
+                        "stops at its next batch, so the run can overrun by one batch, or by a compile whose "
+                        "estimate was low")
     p.add_argument("--dry-run", action="store_true",
                    help="show what would run (and, with --clear, what would be deleted); run and delete nothing")
     p.add_argument("--clear", action="store_true",
                    help="delete the compile cache and its manifest, never downloaded datasets, and only in a folder "
                         "that hotstart's manifest marks as its compile cache (then run, if --only/--module is given)")
-    p.add_argument("--status", action="store_true", help="show what is warm for this torch version and device")
+    p.add_argument("--status", action="store_true",
+                   help="show what is warm for this torch version and device, each configuration's compiled files "
+                        "checked against the sizes and checksums recorded when they were written (damaged: cold)")
     p.add_argument("--module", action="append", default=[], metavar="MOD",
                    help="import MOD and add the workloads of its Registry objects (repeatable)")
     p.add_argument("--no-builtin", action="store_true", help="only the --module workloads")
@@ -75,10 +81,18 @@ def main(argv=None) -> int:
         problem = load_manifest(root)[1]
         if problem:
             print(f"note: {problem}")
-        if not entries:
+        if not any(e["state"] != "damaged" for e in entries):
             print("nothing is warm yet for this torch version; run: python -m hotstart.warmup")
-        for e in entries:
-            print(f"  warm  {e['key']}   (by {e['workload']}, {e['seconds']:.1f} s, {e['when']})")
+        for e in entries:  # each entry's recorded files checked (compile_cache/artifacts.py)
+            by = f"(by {e['workload']}, {e['seconds']:.1f} s, {e['when']})"
+            if e["state"] == "damaged":
+                print(f"  DAMAGED (cold)  {e['key']}   {by}\n      {e['problem']}; "
+                      f"python -m hotstart.warmup deletes the damaged files and compiles it again")
+            elif e["state"] == "unverified":
+                print(f"  warm, unverified  {e['key']}   {by}\n      {e['problem']}; "
+                      f"--clear and warm again to record them")
+            else:
+                print(f"  warm  {e['key']}   {by}")
         return 0
 
     from .runner import run
@@ -89,8 +103,10 @@ def main(argv=None) -> int:
             return 2
     regs, chosen = selection
     if args.list or args.dry_run:
-        for w in chosen:
-            print(f"{w.name:<28} backbone={w.backbone or 'SmallCNN'} size={w.size[0]}x{w.size[1]} "
+        from .inputs import workload_input
+
+        for w in chosen:  # the input as the task describes it (a table's columns, a series' length)
+            print(f"{w.name:<28} backbone={w.backbone or 'SmallCNN'} input={workload_input(w)} "
                   f"batch={w.batch_size} device={w.device} compile={w.compile}  {w.description}")
         if args.dry_run:
             print(f"(dry run: {len(chosen)} workload(s) would run, cache {root})")

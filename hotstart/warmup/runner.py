@@ -18,6 +18,7 @@ from ..compile_cache.cache import cache_dir as resolve_cache_dir
 from ..compile_cache.quiet import quiet_torch_notices
 from ..errors import UsageError
 from ..interactive import draws_bars
+from .budget import over_budget
 from .guard import SideEffectGuard
 from .workloads import Registry, Workload, builtin_workloads
 
@@ -31,8 +32,10 @@ class WorkloadResult:
     Attributes:
         name: the workload's name.
         status: ``"ok"`` (its configuration is now warm), ``"failed"`` (an error, reported, never
-            fatal: the next workloads still run) or ``"skipped"`` (the budget or memory cap was
-            reached, or it needs a CUDA device this machine lacks).
+            fatal: the next workloads still run), ``"skipped"`` (the budget was used up or its
+            expected duration does not fit what is left, the memory cap was reached, or it needs a
+            CUDA device this machine lacks) or ``"cut"`` (the budget ran out while it ran; `error`
+            says what it kept).
         seconds: how long it ran: task, mock data, learner, compile and a few training steps (and,
             for a compiled workload, a few eager steps of the same configuration, timed).
         key: the compile-cache key recorded in the manifest (None when it compiled nothing).
@@ -43,7 +46,7 @@ class WorkloadResult:
     """
 
     name: str
-    status: str                  # "ok", "failed", "skipped"
+    status: str                  # "ok", "failed", "skipped", "cut"
     seconds: float = 0.0
     key: str | None = None       # manifest key (what is now warm)
     error: str | None = None     # one line; the traceback goes to `detail`
@@ -64,6 +67,8 @@ class WarmupReport:
             what the ``max_memory_mb`` cap is checked against between workloads.
         cache_dir: the compile cache folder that was warmed.
         side_effects: what the guards had to put back, as ``"workload: what"`` (should be empty).
+        repaired: one line per configuration whose recorded compiled files were damaged, which the
+            run deleted before its workloads ran (compile_cache/repair.py), so they compile again.
     """
 
     results: list[WorkloadResult]
@@ -71,6 +76,7 @@ class WarmupReport:
     peak_rss_mb: float
     cache_dir: str
     side_effects: list[str]      # what the guards had to put back, "workload: what" (should be empty)
+    repaired: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -81,7 +87,8 @@ class WarmupReport:
         """The report as text: a row per workload (name, status, seconds, note), then the totals
         (time, peak memory, cache folder) and any side effect put back."""
         width = max([len(r.name) for r in self.results] + [8])
-        lines = [f"{'workload':<{width}}  {'status':<8} {'seconds':>8}  note"]
+        lines = list(self.repaired)
+        lines.append(f"{'workload':<{width}}  {'status':<8} {'seconds':>8}  note")
         for r in self.results:
             lines.append(f"{r.name:<{width}}  {r.status:<8} {r.seconds:>8.1f}  {r.error or ''}")
         lines.append(f"total {self.seconds:.1f} s, peak memory {self.peak_rss_mb:.0f} MB, cache {self.cache_dir}")
@@ -109,8 +116,12 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
         seed: int = 0) -> WarmupReport:
     """Run the workloads in this process and return a report.
 
-    `only`: name patterns (fnmatch); `budget`: seconds, after which the run stops cleanly (the
-    running fit is cancelled at the next batch, later workloads are skipped); `cache_dir`:
+    `only`: name patterns (fnmatch); `budget`: seconds. A workload starts only if its expected
+    duration fits in what is left (a compiled one: its last recorded run, else a cold compile's
+    ~27 s; warmup/budget.py), otherwise it is skipped, saying so; a running fit is cancelled at its
+    next batch (a compile in progress cannot be stopped), and what it compiled stays in the cache.
+    So the run overruns the budget by at most one batch, or by a compile whose estimate was low;
+    `cache_dir`:
     defaults to ``HOTSTART_CACHE_DIR`` or the platformdirs user cache. `modules`: importable
     names of user modules whose `Registry` objects add workloads.
     """
@@ -134,6 +145,9 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
     if problem is not None:  # never fatal: every workload is reported as failed, and the caller decides
         results = [WorkloadResult(w.name, "failed", error=problem) for w in workloads]
         return WarmupReport(results, time.perf_counter() - start, peak_rss_mb(), str(root), [])
+    from ..compile_cache.repair import repair
+
+    repaired = [r.line() for r in repair(root)]  # damaged configurations are cold: their workloads recompile them
     bar = None
     if progress and draws_bars(sys.stderr):
         from tqdm.auto import tqdm
@@ -159,7 +173,7 @@ def run(only=None, budget: float | None = None, cache_dir=None, *, registries=No
     if bar is not None:
         bar.close()
     effects = [f"{r.name}: {e}" for r in results for e in r.side_effects] + [f"warmup: {e}" for e in guard.changed]
-    return WarmupReport(results, time.perf_counter() - start, peak_rss_mb(), str(root), effects)
+    return WarmupReport(results, time.perf_counter() - start, peak_rss_mb(), str(root), effects, repaired)
 
 
 def _unwritable(root) -> str | None:
@@ -201,8 +215,11 @@ def _run_all(workloads, root, budget, max_memory_mb, seed, start, results, bar):
         if bar is not None:
             bar.set_postfix_str(w.name)
         elapsed = time.perf_counter() - start
+        too_long = None if budget is None else over_budget(w, root, budget - elapsed)
         if budget is not None and elapsed >= budget:
             results.append(WorkloadResult(w.name, "skipped", error=f"budget of {budget:g} s used up"))
+        elif too_long is not None:  # a compile cannot be stopped midway: do not start one that cannot fit
+            results.append(WorkloadResult(w.name, "skipped", error=too_long))
         elif peak_rss_mb() > max_memory_mb:
             results.append(WorkloadResult(w.name, "skipped", error=f"memory cap {max_memory_mb:.0f} MB reached"))
         else:
@@ -223,10 +240,12 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
 
     from ..learner import tasklearner
     from ..learner.callbacks import Callback, CancelFit
+    from ..compile_cache.artifacts import changed, fingerprint, snapshot
     from ..compile_cache.manifest import record
     from .step_times import COMPILED_SKIP, compiled_steps, eager_step_s, step_clock
 
     t0 = time.perf_counter()
+    before = snapshot(root) if w.compile else {}  # the files it writes are its configuration's (artifacts.py)
     try:
         if w.device == "cuda" and not torch.cuda.is_available():
             return WorkloadResult(w.name, "skipped", error="no CUDA device")
@@ -253,7 +272,7 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
         learner.fit_one_cycle(1, 1e-3)
         seconds = time.perf_counter() - t0  # the manifest's: what warming this configuration took
         if deadline is not None and time.perf_counter() > deadline and len(learner.history) == 0:
-            return WorkloadResult(w.name, "skipped", seconds, error="budget used up mid-workload")
+            return WorkloadResult(w.name, "cut", seconds, error=_cut(w, len(clock.times), steps))
         key = None
         if w.compile:
             from ..learner.compiling import compile_key
@@ -262,26 +281,45 @@ def _run_one(w: Workload, root, deadline, seed) -> WorkloadResult:
             precision, channels_last = learner.backend.precision, learner.channels_last
             key = compile_key(task, w.backbone, w.size, w.device, precision, channels_last)
             if key is not None:
+                written = fingerprint(root, changed(root, before))
                 # the eager twin: the same configuration, so the two times give this machine's speed-up
                 eager = eager_step_s(lambda callbacks: build(False, callbacks, precision=precision,
                                                              channels_last=channels_last))
                 compiled = clock.warm_step_s
                 record(key, workload=w.name, seconds=seconds, device=w.device, root=root,
                        step_s_per_sample=None if eager is None else eager / w.batch_size,
-                       compiled_step_s_per_sample=None if compiled is None else compiled / w.batch_size)
+                       compiled_step_s_per_sample=None if compiled is None else compiled / w.batch_size,
+                       artifacts=written)
         return WorkloadResult(w.name, "ok", time.perf_counter() - t0, key=key)
     except Exception as e:  # a failing workload is reported, never fatal
         return WorkloadResult(w.name, "failed", time.perf_counter() - t0, error=f"{type(e).__name__}: {e}"[:200],
                               detail=traceback.format_exc())
 
 
+def _cut(w: Workload, done: int, steps: int) -> str:
+    """What a workload stopped by the budget before its validation kept, and why it is not recorded."""
+    where = f"cut by the budget after {done} of {steps} training batches, before validation"
+    if not w.compile:
+        return f"{where} (an eager workload leaves nothing in the cache)"
+    return (f"{where}: what it compiled stays in the cache (the next warmup loads it), but the configuration is "
+            "not recorded warm: its validation graph was not compiled nor its step times measured")
+
+
 def status(cache_dir=None) -> list[dict]:
-    """Manifest entries for this torch version and the devices present."""
+    """Manifest entries for this torch version and the devices present, each with ``state`` (``"warm"``,
+    ``"damaged"``: recorded compiled files missing or changed, ``"unverified"``: no file list recorded)
+    and ``problem`` (why, naming the Inductor folder; None when warm): what the entry claims is
+    checked against the files (compile_cache/artifacts.py), not taken on its word."""
     import torch
 
+    from ..compile_cache.artifacts import integrity
     from ..compile_cache.manifest import read_manifest
 
     devices = {"cpu"} | ({"cuda"} if torch.cuda.is_available() else set())
     entries = read_manifest(cache_dir)["entries"]
-    return [dict(key=k, **v) for k, v in sorted(entries.items())
-            if v.get("torch") == torch.__version__ and v.get("device") in devices]
+    out = []
+    for k, v in sorted(entries.items()):
+        if v.get("torch") == torch.__version__ and v.get("device") in devices:
+            state, problem = integrity(cache_dir, v)
+            out.append(dict(key=k, **v, state=state, problem=problem))
+    return out

@@ -41,7 +41,10 @@ class Workload:
         name: unique within a registry; shown in the table, matched by ``--only``.
         task: a function building the task (called when the workload runs, not when registered).
         backbone: a timm name, or None for hotstart's small CNN.
-        size: the input size (H, W), which must match the task's.
+        size: an image workload's input size (H, W), which must match the task's; None for a
+            workload whose input has no height and width (a table row, a series). A compiled
+            workload needs one: the compile cache's key names it. ``--list`` shows what the
+            input really is from the task itself (warmup/inputs.py), not from this field.
         batch_size: the training batch size (validation gets one batch and one of half the size,
             so both the full and the last partial batch are compiled).
         device: ``"cpu"`` or ``"cuda"`` (skipped where there is no CUDA device).
@@ -55,7 +58,7 @@ class Workload:
     name: str                                   # unique, shown in tables and used by --only
     task: Callable[[], object]                  # builds the task; its blocks make the mock data
     backbone: str | None = None                 # timm name, or None for hotstart's small CNN
-    size: tuple[int, int] = (128, 128)          # input size (must match the task's)
+    size: tuple[int, int] | None = (128, 128)   # image input size (must match the task's); None: not an image
     batch_size: int = 16                        # training batch size
     device: str = "cpu"                         # "cpu" or "cuda"
     precision: str | None = None                # Fabric's name; None: the task's default (what tasklearner picks)
@@ -67,6 +70,11 @@ class Workload:
         """Whether `name` matches one of the shell-style `patterns` (``"resnet*"``); None or
         empty matches every workload."""
         return not patterns or any(fnmatch.fnmatch(self.name, p) for p in patterns)
+
+    def __post_init__(self):
+        if self.size is None and self.compile:
+            raise UsageError(f"workload {self.name!r}: compile=True needs size=(H, W), which the compile cache's key "
+                             "names; a workload without an image size runs eager (compile=False)")
 
 
 class Registry:
@@ -136,13 +144,13 @@ def builtin_workloads(cuda: bool | None = None) -> list[Workload]:
         # Not compiled: the compile cache's manifest keys name image backbones (in_chans, size),
         # and an MLP this small runs no faster compiled. It runs the whole table path (setup on
         # mock rows with missing values and unseen categories, embeddings, BatchNorm, MLP).
-        out.append(Workload(f"tabular-mlp-{dev}", _tabular, device=dev, compile=False, size=(1, 1),
+        out.append(Workload(f"tabular-mlp-{dev}", _tabular, device=dev, compile=False, size=None,
                             description="TabularClassificationSingle, 3 categorical + 4 continuous columns"))
         out += _spatial_workloads(dev)
         # Not compiled, as the table workload: the manifest key names image backbones. It runs the
         # whole series path (setup on mock random walks, InceptionTime, loss, metrics) eagerly.
         out.append(Workload(f"timeseries-inceptiontime-{dev}", _timeseries, backbone="inceptiontime", device=dev,
-                            compile=False, size=(1, 96), batch_size=8,
+                            compile=False, size=None, batch_size=8,
                             description="TSClassificationSingle, 3 channels x 96 steps, InceptionTime"))
     return out
 
