@@ -22,8 +22,7 @@ def input_geometry(task) -> tuple[int, tuple[int, int]]:
 
 def with_head(task, backbone: nn.Module, backbone_config: dict) -> tuple[TaskModel, dict]:
     """``TaskModel(backbone, task.head(width))`` and its config: the backbone's config + the width."""
-    in_chans, size = input_geometry(task)
-    nf = num_features(backbone, in_chans, size)
+    nf = num_features(backbone, sample_shape(task))
     return TaskModel(backbone, task.head(nf)), {"backbone": backbone_config, "num_features": nf}
 
 
@@ -31,8 +30,25 @@ def rebuild_with_head(task, config: dict, backbone: nn.Module) -> TaskModel:
     return TaskModel(backbone, task.head(config["num_features"]))
 
 
-def num_features(backbone: nn.Module, in_chans: int, size) -> int:
-    """Width of the backbone's output, from its attribute or a dry run on one zero image."""
+def sample_shape(task) -> tuple[int, ...]:
+    """One encoded input's shape without the batch, to dry-run a backbone on: what the task's encoded
+    input block declares (its ``shape()``: an image's (C, H, W), a series' (C, L), a vector of a
+    block of your own), else `input_geometry`'s guess (3 x 64 x 64 for an image of any size).
+
+    Why the block's own shape first: a backbone for a block of your own (a 64-vector, say) cannot
+    run on a made-up image, and the error it gave then named a shape the user never had."""
+    from ..tasks.checks import input_shape
+
+    declared = input_shape(task)
+    if declared is not None:
+        return declared
+    in_chans, size = input_geometry(task)
+    return (in_chans, *size)
+
+
+def num_features(backbone: nn.Module, shape: tuple[int, ...]) -> int:
+    """Width of the backbone's output, from its attribute or a dry run on one zero input of `shape`
+    (without the batch: `sample_shape`)."""
     n = getattr(backbone, "num_features", None)
     if isinstance(n, int) and n > 0:
         return n
@@ -41,9 +57,10 @@ def num_features(backbone: nn.Module, in_chans: int, size) -> int:
 
     running = RunningLayer()
     try:  # on meta tensors: no activation memory, and a clear error if the input does not fit
-        out, _ = run_on_meta(backbone, (1, in_chans, *size), running=running)
+        out, _ = run_on_meta(backbone, (1, *shape), running=running)
     except Exception as e:
-        raise forward_failure(e, (1, in_chans, *size), "an input of shape", layer=running.name) from e
+        raise forward_failure(e, (1, *shape), "an input of shape", layer=running.name) from e
     if out.ndim != 2:
-        raise UsageError(f"the backbone must return (batch, features); it returned shape {tuple(out.shape)}")
+        raise UsageError(f"the backbone must return (batch, features); on an input of shape {(1, *shape)} it "
+                         f"returned shape {tuple(out.shape)}")
     return int(out.shape[1])
