@@ -36,6 +36,8 @@ def _cases(tmp):
         "web onto a folder of yours": (["--format", "web", "--out", str(tmp / "folder")], "not written by a web export"),
         "web with a bad vendor": (["--format", "web", "--out", str(tmp / "new"), "--vendor", str(tmp / "nope")],
                                   "--vendor"),
+        "c onto a folder of yours": (["--format", "c", "--out", str(tmp / "folder")],
+                                     "not written by a C export, or changed since it wrote them (keep.txt)"),
         "bundle onto a file": (["--bundle", str(tmp / "file")], "not a folder"),
         "bundle whose model.onnx is a folder": (["--bundle", str(tmp / "bundle")], "is a folder"),
     }
@@ -111,6 +113,16 @@ def test_the_write_check_leaves_nothing_behind(tmp_path):
 
     check_file_destination(tmp_path / "new" / "m.onnx")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_learner_export_c_refuses_a_folder_of_yours_before_touching_the_learner(tmp_path):
+    from hotstart.export import export
+
+    (tmp_path / "fw").mkdir()
+    (tmp_path / "fw" / "main.c").write_text("int main(void) { return 0; }")
+    with pytest.raises(UsageError, match=r"export path .*fw holds files not written by a C export.*\(main.c\)"):
+        export(None, tmp_path / "fw", "c")
+    assert [p.name for p in (tmp_path / "fw").iterdir()] == ["main.c"]
 
 
 @pytest.mark.parametrize("fmt", ["onnx", "pt2", "web"])

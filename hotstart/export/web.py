@@ -4,7 +4,8 @@
     python -m http.server -d digits-web 8000          # then open http://127.0.0.1:8000
 
 The folder holds ``index.html``, ``app.js`` (our one script: no framework, no build step),
-``model.onnx`` and ``task.json`` (classes, size, channels, mean, std, activation). The page loads
+``model.onnx``, ``task.json`` (classes, size, channels, mean, std, activation) and the manifest of
+these files (hotstart-export.json, see manifest.py). The page loads
 onnxruntime-web pinned to `ORT_WEB_VERSION`:
 
 - by default from the public CDN, with a Subresource Integrity hash, so a tampered file is refused;
@@ -17,8 +18,9 @@ Its JavaScript preprocessing mirrors the torch-free predictor (see ``preprocess`
 the browser test holds the two together.
 
 The folder is written next to the target and swapped in as a unit (hotstart/atomic_folder.py),
-and an existing folder is replaced only if it is an earlier web export (its task.json says so),
-never a folder of yours.
+with a manifest of its files (hotstart/export/manifest.py): an existing folder is replaced only if
+it holds nothing but an earlier web export's own files, whatever its options were (a page without
+``--vendor`` replaces a vendored one, runtime files included), never a folder with files of yours.
 """
 from __future__ import annotations
 
@@ -28,8 +30,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..atomic_folder import write_folder
 from ..errors import HotstartError
+from .manifest import foreign_files, foreign_files_message, write_export_folder
 from ..strict_json import dumps
 
 FORMAT = "hotstart.web/1"
@@ -108,10 +110,9 @@ def export_web(onnx_file, page_task: dict, out_dir, *, vendor=None, title: str |
             .replace("__ORT_SCRIPT__", script))
     files["index.html"] = html.encode()
     try:
-        write_folder(out_dir, files)
-    except FileExistsError as e:  # e.g. an earlier vendored export, now without --vendor
-        raise WebExportError(f"--out {out_dir}: holds files this export would not write ({e}); "
-                             f"choose a new folder or remove it (nothing was changed)") from None
+        write_export_folder(out_dir, files, "web", legacy=legacy_web_files)
+    except FileExistsError as e:  # a file of yours appeared since refuse_foreign_folder looked
+        raise WebExportError(f"--out {out_dir}: {e} (nothing was changed)") from None
     size = sum(f.stat().st_size for f in out_dir.iterdir() if f.is_file())
     return WebExport(out_dir, mode, (out_dir / "model.onnx").stat().st_size, size)
 
@@ -155,20 +156,26 @@ def vendor_dist(vendor) -> Path:
 
 
 def refuse_foreign_folder(out_dir: Path) -> None:
-    """An existing, non-empty `out_dir` is replaced only if an earlier web export wrote it."""
-    if not out_dir.exists():
-        return
-    if not out_dir.is_dir():
+    """An existing, non-empty `out_dir` is replaced only if it holds nothing but an earlier web
+    export's own files (its manifest says which, see manifest.py); else the error names the others."""
+    if out_dir.exists() and not out_dir.is_dir():
         raise WebExportError(f"--out {out_dir}: exists and is not a folder")
-    if not any(out_dir.iterdir()):
-        return
+    foreign = foreign_files(out_dir, "web", legacy=legacy_web_files)
+    if foreign:
+        raise WebExportError(foreign_files_message("--out", out_dir, foreign, "a web export") + "; choose a new folder "
+                             "or move them out (nothing was changed)")
+
+
+def legacy_web_files(folder: Path) -> frozenset[str]:
+    """The names a web export from before the manifest wrote in `folder`, if it is one (its
+    task.json says so), else none: such a folder is replaced as an earlier export."""
     try:
-        ours = json.loads((out_dir / "task.json").read_text(encoding="utf-8")).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
-        ours = False
-    if not ours:
-        raise WebExportError(f"--out {out_dir}: the folder exists and was not written by a web export; "
-                             f"choose a new folder (nothing was changed)")
+        page = json.loads((folder / "task.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    if not isinstance(page, dict) or page.get("format") != FORMAT:
+        return frozenset()
+    return frozenset({"index.html", "app.js", "model.onnx", "task.json", *ORT_RUNTIME_FILES})
 
 
 def _describe(page: dict) -> str:
