@@ -1,9 +1,13 @@
-"""The web export's folder, without a browser: files, CDN integrity, vendoring checks, that a re-export replaces its own earlier folder whatever its
+"""The web export's folder, without a browser: files, CDN integrity, vendoring checks (each copied
+file against its pinned sha384), that a re-export replaces its own earlier folder whatever its
 options, and that it never replaces a folder holding files it did not write. (tests/test_web_page.py
 runs the page in Chromium.)"""
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import os
 
 import pytest
 
@@ -22,11 +26,26 @@ def onnx_file(tmp_path):
     return f
 
 
+def sri(data: bytes) -> str:
+    return "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()
+
+
+def fake_text(name: str) -> bytes:
+    return f"// {name}".encode()
+
+
+@pytest.fixture(autouse=True)
+def pins_of_the_fake_runtime(monkeypatch):
+    """The fake package's files stand in for the published ones: the pins become their digests."""
+    monkeypatch.setattr("hotstart.export.web.ORT_RUNTIME_SHA384",
+                        {name: sri(fake_text(name)) for name in ORT_RUNTIME_FILES})
+
+
 def fake_ort_web(root, version=ORT_WEB_VERSION, files=ORT_RUNTIME_FILES):
     (root / "dist").mkdir(parents=True)
     (root / "package.json").write_text(json.dumps({"name": "onnxruntime-web", "version": version}))
     for name in files:
-        (root / "dist" / name).write_text(f"// {name}")
+        (root / "dist" / name).write_bytes(fake_text(name))
     return root
 
 
@@ -137,3 +156,38 @@ def test_a_web_folder_written_before_the_manifest_is_replaced_as_an_earlier_expo
     (site / MANIFEST).unlink()  # as an older hotstart left it: its task.json says it is a web export
     export_web(onnx_file, PAGE, site)
     assert not set(ORT_RUNTIME_FILES) & {p.name for p in site.iterdir()}
+
+
+@pytest.mark.parametrize("altered", ORT_RUNTIME_FILES)
+def test_a_vendored_file_that_is_not_the_pinned_one_is_refused_before_anything_is_written(tmp_path, onnx_file,
+                                                                                            altered):
+    vendor = fake_ort_web(tmp_path / "ort")
+    (vendor / "dist" / altered).write_bytes(b"// altered")
+    with pytest.raises(WebExportError) as e:
+        export_web(onnx_file, PAGE, tmp_path / "site", vendor=vendor)
+    message = str(e.value)
+    assert str(vendor / "dist" / altered) in message
+    assert sri(fake_text(altered)) in message and sri(b"// altered") in message  # expected and actual
+    assert not (tmp_path / "site").exists()
+    export_web(onnx_file, PAGE, tmp_path / "site")  # an earlier export stays as it was
+    before = {p.name: p.read_bytes() for p in (tmp_path / "site").iterdir()}
+    with pytest.raises(WebExportError, match="sha384"):
+        export_web(onnx_file, PAGE, tmp_path / "site", vendor=vendor)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "site").iterdir()} == before
+
+
+def test_the_pins_are_the_published_runtime(monkeypatch):
+    """The real pins against the package npm installed (npm checked its sha512); the entry file's pin
+    is the CDN's integrity hash, so the two sources agree."""
+    monkeypatch.undo()  # the real pins, not the fake package's
+    from hotstart.export import web
+
+    assert web.ORT_RUNTIME_SHA384[ORT_ENTRY] == ORT_ENTRY_SRI and set(web.ORT_RUNTIME_SHA384) == set(ORT_RUNTIME_FILES)
+    package = os.environ.get("HOTSTART_ORT_WEB")
+    if not package:
+        from needs import missing
+
+        missing("HOTSTART_ORT_WEB is not set: npm install onnxruntime-web@" + ORT_WEB_VERSION +
+                " and point it at node_modules/onnxruntime-web")
+    runtime = web.vendored_runtime(package)
+    assert {name: sri(data) for name, data in runtime.items()} == web.ORT_RUNTIME_SHA384

@@ -10,7 +10,10 @@ onnxruntime-web pinned to `ORT_WEB_VERSION`:
 
 - by default from the public CDN, with a Subresource Integrity hash, so a tampered file is refused;
 - with ``vendor=`` (a folder from ``npm install onnxruntime-web@<ORT_WEB_VERSION>``) its files are
-  copied into the folder, and the page works offline and from any static host.
+  copied into the folder, and the page works offline and from any static host. Each is checked
+  against its pinned sha384 (`ORT_RUNTIME_SHA384`) first: the copy gets no integrity check in the
+  browser (it is served by the same host as the page), so a file that is not the published one is
+  refused here, before anything is written.
 
 The page needs no cross-origin isolation headers: it uses one WASM thread when the page is not
 cross-origin isolated (GitHub Pages and ``python -m http.server`` send no COOP/COEP headers).
@@ -41,6 +44,13 @@ ORT_ENTRY = "ort.wasm.min.js"
 ORT_RUNTIME_FILES = (ORT_ENTRY, "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 # sha384 of dist/ort.wasm.min.js in the npm package onnxruntime-web@1.30.0 (as the CDN serves it)
 ORT_ENTRY_SRI = "sha384-Bw6URI+Gvoadw0do7/QrSHUC9D1vCYYK5OSqChFyhyV5mzPL4oe2rOAFljAnS8Sq"
+# sha384 (SRI form) of each file `vendor=` copies, from the npm package onnxruntime-web@1.30.0 (npm
+# checked the package's sha512 on install; its ort.wasm.min.js equals ORT_ENTRY_SRI, the CDN's)
+ORT_RUNTIME_SHA384 = {
+    ORT_ENTRY: ORT_ENTRY_SRI,
+    "ort-wasm-simd-threaded.mjs": "sha384-XcXA/MtAf0WpB8e023xQH9CM7RIjiugakT7x99DIwpFf7k56BIFFcAPerIF7FDad",
+    "ort-wasm-simd-threaded.wasm": "sha384-vjBJ1z7qrhkTyYsNqKeF6c7N+nOJSU94czEo+tvZcu8G75JparGq9kB+kTnEUNVM",
+}
 CDN_BASE = f"https://cdn.jsdelivr.net/npm/onnxruntime-web@{ORT_WEB_VERSION}/dist/"
 
 PAGE_KEYS = ("kind", "classes", "size", "channels", "image_mode", "mean", "std", "activation")
@@ -84,7 +94,7 @@ def export_web(onnx_file, page_task: dict, out_dir, *, vendor=None, title: str |
                              f"(export it with --format onnx and use the predictor)")
     if not onnx_file.is_file():
         raise FileNotFoundError(f"{onnx_file}: no such ONNX file")
-    dist = vendor_dist(vendor) if vendor is not None else None
+    runtime = vendored_runtime(vendor) if vendor is not None else None
     refuse_foreign_folder(out_dir)
 
     page = {k: page_task[k] for k in PAGE_KEYS}
@@ -92,8 +102,8 @@ def export_web(onnx_file, page_task: dict, out_dir, *, vendor=None, title: str |
     template = resources.files("hotstart.export") / "web_page"
     files = {"task.json": dumps(page, f"{out_dir}/task.json", indent=2).encode(), "model.onnx": onnx_file.read_bytes(),
              "app.js": (template / "app.js").read_bytes()}
-    if dist is not None:
-        files.update({name: (dist / name).read_bytes() for name in ORT_RUNTIME_FILES})
+    if runtime is not None:
+        files.update(runtime)
         script = f'<script src="{ORT_ENTRY}"></script>'
         wasm_paths, mode = "", "vendored"
     else:
@@ -125,7 +135,7 @@ def export_learner_web(learner, out_dir, *, vendor=None, title: str | None = Non
     out_dir = Path(out_dir)
     refuse_foreign_folder(out_dir)  # before minutes of exporting
     if vendor is not None:
-        vendor_dist(vendor)
+        vendored_runtime(vendor)  # a wrong or altered runtime fails before the export too
     with tempfile.TemporaryDirectory(prefix="hotstart-web-") as tmp:
         onnx_file = Path(tmp) / "model.onnx"
         export_onnx(learner, onnx_file, **onnx_kwargs)
@@ -153,6 +163,29 @@ def vendor_dist(vendor) -> Path:
     if absent:
         raise WebExportError(f"--vendor {root}: {dist} lacks {absent}")
     return dist
+
+
+def vendored_runtime(vendor) -> dict[str, bytes]:
+    """{name: bytes} of the runtime files `vendor=` copies (`ORT_RUNTIME_FILES`), each checked
+    against its pinned sha384 (`ORT_RUNTIME_SHA384`): a mismatch is a `WebExportError` naming the
+    file and both digests. The bytes checked are the bytes written, so a file changed after a
+    check is never copied."""
+    import base64
+    import hashlib
+
+    dist = vendor_dist(vendor)
+    runtime = {}
+    for name in ORT_RUNTIME_FILES:
+        data = (dist / name).read_bytes()
+        actual = "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()
+        expected = ORT_RUNTIME_SHA384[name]
+        if actual != expected:
+            raise WebExportError(f"--vendor {vendor}: {dist / name} has sha384 {actual}, but onnxruntime-web@"
+                                 f"{ORT_WEB_VERSION}'s is {expected}: it is not the published file (another "
+                                 f"build, or altered); reinstall it with npm install onnxruntime-web@"
+                                 f"{ORT_WEB_VERSION} (nothing was written)")
+        runtime[name] = data
+    return runtime
 
 
 def refuse_foreign_folder(out_dir: Path) -> None:
