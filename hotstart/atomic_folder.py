@@ -43,19 +43,22 @@ __all__ = ["read_folder", "write_folder"]
 _NEW, _OLD = ".new-", ".old-"
 
 
-def write_folder(path, files: dict[str, bytes]) -> Path:
+def write_folder(path, files: dict[str, bytes], replaces=None) -> Path:
     """Make the folder `path` hold exactly `files` ({name: bytes}), replacing it as a unit.
 
-    An existing folder is replaced only if it holds nothing but names from `files` (what an
-    earlier write of the same set left): anything else there would be deleted with it, so that
-    raises `FileExistsError` instead.
+    An existing folder is replaced only if it holds nothing but the names `replaces`: by default
+    the names of `files` (what an earlier write of the same set left); a caller that knows better
+    which files are its own passes them (an export folder's manifest, hotstart/export/manifest.py:
+    an earlier export with more files, and not a file of yours that has one of the new names).
+    Anything else there would be deleted with it, so that raises `FileExistsError` naming those
+    files instead.
     """
     path = Path(os.path.abspath(path))  # "." or "model/" get a real name and parent
     parent = path.parent
     parent.mkdir(parents=True, exist_ok=True)
     with _writers_take_turns(parent):
         _recover(path, files)  # a killed writer's leftovers: stale, since we hold the writers' lock
-        mode = _check_replaceable(path, files)
+        mode = _check_replaceable(path, set(files if replaces is None else replaces))
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}{_NEW}", dir=parent))
         old = parent / f".{path.name}{_OLD}{tmp.name.rsplit('-', 1)[-1]}"
         moved_aside = False
@@ -188,8 +191,9 @@ def _clean_up_if_no_writer(path: Path, names) -> None:
             _recover(path, names)
 
 
-def _check_replaceable(path: Path, files) -> int:
-    """The mode the new folder gets; refuse a target that is not a folder we may replace."""
+def _check_replaceable(path: Path, ours) -> int:
+    """The mode the new folder gets; refuse a target that is not a folder we may replace: one
+    that holds a name not in `ours`."""
     if path.is_symlink():  # swapping would replace the link, not the folder it points to
         raise FileExistsError(f"{path} is a symbolic link: save into the folder it points to "
                               f"({os.path.realpath(path)})")
@@ -197,7 +201,7 @@ def _check_replaceable(path: Path, files) -> int:
         raise FileExistsError(f"{path} exists and is not a folder: cannot save a folder there")
     if not path.exists():
         return default_folder_mode()
-    extra = sorted(set(os.listdir(path)) - set(files))
+    extra = sorted(set(os.listdir(path)) - set(ours))
     if extra:
         shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
         raise FileExistsError(f"{path} holds other files ({shown}): replacing the folder would delete them; "

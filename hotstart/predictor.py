@@ -10,6 +10,7 @@ No torch, torchvision, timm or Lightning: an app can take this file and the mode
     results = p.predict_many(paths, batch_size=32)   # [(label, probs), ...]
     p.evaluate(images, labels)                       # {"accuracy": ..., "n": ...}
     python predictor.py digits.onnx img1.png img2.png [--top-k 3] [--json]
+    python predictor.py digits.onnx photos/          # a folder: its images, sorted, subfolders too
     python predictor.py penguins.onnx rows.csv      # a table model: one line per CSV row
     python predictor.py gunpoint.onnx series.npy    # a series model: one line per series
 
@@ -29,12 +30,12 @@ import numpy as np
 
 if __package__:  # hotstart.predictor
     from .contract import (SERIES_KINDS, TABLE_KINDS, ContractModel, ImageInputError, InputValueError, MetadataError,
-                           cannot_load, check_against_model, model_file, predict_paths, predict_rows,
+                           cannot_load, check_against_model, image_paths, model_file, predict_paths, predict_rows,
                            predict_series_files, read_metadata)
 else:  # a bundle's predictor.py, beside its copy of the contract
     from hotstart_contract import (SERIES_KINDS, TABLE_KINDS, ContractModel, ImageInputError, InputValueError,
-                                   MetadataError, cannot_load, check_against_model, model_file, predict_paths,
-                                   predict_rows, predict_series_files, read_metadata)
+                                   MetadataError, cannot_load, check_against_model, image_paths, model_file,
+                                   predict_paths, predict_rows, predict_series_files, read_metadata)
 
 # the errors an app catches: a damaged model file, an unreadable image, a row or series the model cannot take
 __all__ = ["Predictor", "MetadataError", "ImageInputError", "InputValueError", "main"]
@@ -81,7 +82,9 @@ def main(argv=None) -> int:
     img2.png [--top-k 3] [--json]`` prints one line per image (``img1.png: 7 (7 0.981, 1 0.012, 9
     0.004)``, or a JSON object with ``--json``) and returns the exit status: 0 when every image was
     predicted, 1 when the model cannot be loaded or any image failed (its line names it, and the
-    other images are still predicted). A table model's inputs are CSV files of rows
+    other images are still predicted). A folder stands for the image files under it, sorted,
+    subfolders included (contract/image_files.py, as ``hotstart predict`` lists it; one without
+    images is an error). A table model's inputs are CSV files of rows
     (contract/table_rows.py), a series model's ``.npy`` files (contract/series_files.py), as for
     ``hotstart predict``. `argv`: the arguments (None: ``sys.argv[1:]``)."""
     import argparse
@@ -89,8 +92,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Predict with an exported hotstart model (.onnx): images, a table "
                                              "model's CSV rows, or a series model's .npy files.")
     ap.add_argument("model")
-    ap.add_argument("images", nargs="+", metavar="INPUT", help="image files (a table model: CSV files of rows; "
-                                                               "a series model: .npy files)")
+    ap.add_argument("images", nargs="+", metavar="INPUT", help="image files or folders of them (a table model: CSV "
+                                                               "files of rows; a series model: .npy files)")
     ap.add_argument("--top-k", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="one JSON object per input (image, row or series)")
     args = ap.parse_args(argv)
@@ -105,7 +108,12 @@ def main(argv=None) -> int:
         return predict_series_files(predictor, args.images, args.top_k, args.json)
     if predictor.kind in TABLE_KINDS:
         return predict_rows(predictor, args.images, args.top_k, args.json)
-    return predict_paths(predictor, args.images, args.top_k, args.json)
+    try:
+        paths = image_paths(args.images)
+    except ValueError as e:  # a folder without images, a broken link: nothing predicted yet
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return predict_paths(predictor, paths, args.top_k, args.json)
 
 
 if __name__ == "__main__":

@@ -182,6 +182,42 @@ def test_bundle_predicts_in_a_process_where_torch_cannot_be_imported(deployed, t
     assert out["top"][0][1] == pytest.approx(float(probs.max()), abs=1e-4)
 
 
+def test_a_bundles_predictor_takes_a_folder_of_images_as_hotstart_predict_does(deployed, tmp_path):
+    """The bundle's predictor.py refused a folder (``[Errno 21] Is a directory``) where ``hotstart
+    predict`` lists the images under it; both now list it with the contract's one walker (sorted,
+    subfolders included, hidden files and other suffixes left out), and print the same lines."""
+    import shutil
+
+    from hotstart.cli import main
+
+    bundle = tmp_path / "bundle"
+    assert main(["export", str(deployed.run), "--bundle", str(bundle)]) == 0
+    photos = tmp_path / "photos"
+    (photos / "sub").mkdir(parents=True)
+    shutil.copy(deployed.files[0], photos / "a.png")
+    shutil.copy(deployed.files[1], photos / "sub" / "b.png")
+    (photos / "broken.png").write_text("not an image")
+    (photos / "notes.txt").write_text("skipped")
+    shutil.copy(deployed.files[1], photos / ".hidden.png")
+    (tmp_path / "empty").mkdir()
+
+    def run(code, *inputs):
+        return subprocess.run([sys.executable, "-c", BLOCKER + code, str(bundle / "model.onnx"), *map(str, inputs),
+                               "--json"], capture_output=True, text=True, timeout=120, cwd=bundle)
+
+    bundled = "import runpy\nsys.path.insert(0, '.')\nsys.argv[0] = 'predictor.py'\nrunpy.run_path('predictor.py', run_name='__main__')\n"
+    direct = "from hotstart.cli import main\nsys.exit(main(['predict', *sys.argv[1:]]))\n"
+    ours, theirs = run(bundled, photos, deployed.files[0]), run(direct, photos, deployed.files[0])
+    assert ours.returncode == theirs.returncode == 1, (ours.stderr, theirs.stderr)  # broken.png
+    assert ours.stdout == theirs.stdout and ours.stderr == theirs.stderr
+    objects = [json.loads(line) for line in ours.stdout.splitlines()]
+    assert [o["image"] for o in objects] == [str(photos / "a.png"), str(photos / "broken.png"),
+                                             str(photos / "sub" / "b.png"), str(deployed.files[0])]
+    empty = run(bundled, tmp_path / "empty")
+    assert empty.returncode == 1 and empty.stdout == ""
+    assert f"error: {tmp_path / 'empty'}: a folder with no image files under it" in empty.stderr
+
+
 def test_cli_predict_onnx_never_imports_torch_and_reports_bad_images(deployed, tmp_path):
     bad = tmp_path / "broken.png"
     bad.write_text("not an image")

@@ -265,6 +265,25 @@ def test_cli_export_format_c_with_harness_and_ram_limit(small, tmp_path, capsys)
     assert "needs 4096 bytes of RAM" in capsys.readouterr().err
 
 
+def test_a_c_re_export_without_the_harness_replaces_the_one_with_it(small, tmp_path, capsys):
+    """It was refused: the swap took the earlier export's harness files for files of yours. Now the
+    earlier export goes whole (no harness file stays); a file of yours in the folder is still refused,
+    named, before the export runs."""
+    from hotstart.cli import main
+    from hotstart.export.manifest import MANIFEST
+
+    out = tmp_path / "fw"
+    assert main(["export", str(small.int8), "--format", "c", "--out", str(out), "--harness"]) == 0
+    assert "cortex_m_main.c" in {p.name for p in out.iterdir()}
+    assert main(["export", str(small.int8), "--format", "c", "--out", str(out)]) == 0, capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == sorted(["model.c", "model.h", MANIFEST])
+    (out / "harness").write_bytes(b"\x7fELF")
+    capsys.readouterr()
+    assert main(["export", str(small.int8), "--format", "c", "--out", str(out), "--harness"]) == 1
+    assert "(harness)" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == sorted(["harness", "model.c", "model.h", MANIFEST])
+
+
 def test_depthwise_strided_padded_and_clipped_layers_equal_onnxruntime(digits, tmp_path):
     """The ops hotstart's own backbones leave out: depthwise and strided convolution, ReLU6 (which the
     quantizer folds into the output range), average pooling with padding (border windows hold fewer

@@ -4,6 +4,7 @@ Before, ``hotstart export --out`` onto an existing folder, below a file, or onto
 folder failed only after loading the model and exporting (and, for int8, calibrating) it. Here the
 model is never loaded: `load_learner` is replaced by a function that fails the test if called.
 """
+import os
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ def _cases(tmp):
     (tmp / "file").write_text("mine")
     (tmp / "bundle").mkdir()
     (tmp / "bundle" / "model.onnx").mkdir()
+    altered, first_refused = _altered_ort_web(tmp / "ort")
     return {
         "onnx onto a folder": (["--out", str(tmp / "folder")], "is a folder"),
         "int8 onto a folder": (["--quantize", "int8", "--out", str(tmp / "folder")], "is a folder"),
@@ -36,9 +38,31 @@ def _cases(tmp):
         "web onto a folder of yours": (["--format", "web", "--out", str(tmp / "folder")], "not written by a web export"),
         "web with a bad vendor": (["--format", "web", "--out", str(tmp / "new"), "--vendor", str(tmp / "nope")],
                                   "--vendor"),
+        "web with an altered runtime": (["--format", "web", "--out", str(tmp / "new"), "--vendor", str(altered)],
+                                        f"{first_refused} has sha384"),
+        "c onto a folder of yours": (["--format", "c", "--out", str(tmp / "folder")],
+                                     "not written by a C export, or changed since it wrote them (keep.txt)"),
         "bundle onto a file": (["--bundle", str(tmp / "file")], "not a folder"),
         "bundle whose model.onnx is a folder": (["--bundle", str(tmp / "bundle")], "is a folder"),
     }
+
+
+def _altered_ort_web(root: Path) -> tuple[Path, Path]:
+    """An onnxruntime-web package of the pinned version whose .wasm (with HOTSTART_ORT_WEB, else
+    every file) is not the published one, and the file the check refuses first."""
+    import shutil
+
+    from hotstart.export.web import ORT_RUNTIME_FILES, ORT_WEB_VERSION
+
+    (root / "dist").mkdir(parents=True)
+    (root / "package.json").write_text(f'{{"name": "onnxruntime-web", "version": "{ORT_WEB_VERSION}"}}')
+    real = os.environ.get("HOTSTART_ORT_WEB")
+    for name in ORT_RUNTIME_FILES:  # the real files where there are, so that only the .wasm differs
+        if real and (Path(real) / "dist" / name).is_file() and not name.endswith(".wasm"):
+            shutil.copyfile(Path(real) / "dist" / name, root / "dist" / name)
+        else:
+            (root / "dist" / name).write_text("// not the published file")
+    return root, root / "dist" / ("ort-wasm-simd-threaded.wasm" if real else ORT_RUNTIME_FILES[0])
 
 
 def test_bad_destinations_fail_before_the_model_is_loaded(tmp_path, capsys, no_loading):
@@ -111,6 +135,16 @@ def test_the_write_check_leaves_nothing_behind(tmp_path):
 
     check_file_destination(tmp_path / "new" / "m.onnx")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_learner_export_c_refuses_a_folder_of_yours_before_touching_the_learner(tmp_path):
+    from hotstart.export import export
+
+    (tmp_path / "fw").mkdir()
+    (tmp_path / "fw" / "main.c").write_text("int main(void) { return 0; }")
+    with pytest.raises(UsageError, match=r"export path .*fw holds files not written by a C export.*\(main.c\)"):
+        export(None, tmp_path / "fw", "c")
+    assert [p.name for p in (tmp_path / "fw").iterdir()] == ["main.c"]
 
 
 @pytest.mark.parametrize("fmt", ["onnx", "pt2", "web"])

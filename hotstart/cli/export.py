@@ -80,7 +80,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     e.add_argument("--batch-size", type=int, default=None,
                    help="pte: the static batch size the file takes per call (default 1)")
     e.add_argument("--vendor", default=None, metavar="ORT_WEB_DIR",
-                   help="web: copy onnxruntime-web from this npm package folder (works offline); default: CDN")
+                   help="web: copy onnxruntime-web from this npm package folder (works offline), each file checked "
+                        "against its pinned sha384; default: CDN")
     e.add_argument("--quantize", choices=("int8",), default=None,
                    help="int8 static quantization (onnx, pte or tflite)")
     e.add_argument("--calibrate", type=int, default=256, help="training samples to calibrate int8 on")
@@ -193,12 +194,12 @@ def check_destinations(args, fmt: str, source: Path) -> None:
             check_folder_destination(args.out, "--out")
             refuse_foreign_files(args.out)
         elif fmt == "web":
-            from ..export.web import refuse_foreign_folder, vendor_dist
+            from ..export.web import refuse_foreign_folder, vendored_runtime
 
             check_folder_destination(args.out, "--out")
             refuse_foreign_folder(Path(args.out))
             if args.vendor is not None:
-                vendor_dist(args.vendor)
+                vendored_runtime(args.vendor)  # the package, and each file against its pinned sha384
         else:
             check_file_destination(args.out, "--out")
         check_suffix(args.out, Path(args.out).suffix.lower(), fmt)  # after the checks that say more

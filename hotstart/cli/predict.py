@@ -97,23 +97,16 @@ def read_ts_series(path, channels: int) -> list:
 
 
 def image_inputs(inputs) -> list[str]:
-    """`inputs` with each folder replaced by the image files under it (sorted, recursively, hidden
-    ones skipped: datasets/walk.py, the walker of the dataset folders); a folder without images
-    is a `UsageError` naming it. Files are kept as given: a missing or unreadable one gets its
-    own error line when it is predicted."""
-    from ..datasets.walk import IMAGE_EXTENSIONS, list_image_files
+    """`inputs` with each folder replaced by the image files under it (contract/image_files.py, the
+    walker of the dataset folders and of a bundle's predictor.py too); a folder without images, or
+    with a broken link, is a `UsageError` naming it. Files are kept as given: a missing or
+    unreadable one gets its own error line when it is predicted."""
+    from ..contract.image_files import image_paths
 
-    paths = []
-    for given in inputs:
-        if not Path(given).is_dir():
-            paths.append(given)
-            continue
-        found = list_image_files(Path(given), IMAGE_EXTENSIONS)
-        if not found:
-            raise UsageError(f"{given}: a folder with no image files under it ({', '.join(IMAGE_EXTENSIONS)}); "
-                             f"give image files or a folder of them")
-        paths.extend(str(f) for f in found)
-    return paths
+    try:
+        return image_paths(inputs)
+    except ValueError as e:  # InputValueError, ImageInputError: the contract's plain ValueErrors
+        raise UsageError(str(e)) from None
 
 
 def _folder_kind(folder: Path) -> str | None:

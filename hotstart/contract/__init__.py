@@ -11,6 +11,7 @@ module             job
 schema.py          the metadata that exported files and model folders carry: versioned, read and
                    checked key by key (a file's own input and output keys too: layout, int8
                    scales, batch size), and against the model's own input and output shapes
+image_files.py     image files under folders: the one folder walker (recipes, predict, a bundle)
 images.py          image files and arrays: reading (EXIF), the pixel value rules (modes, 16-bit,
                    floats), the conversion to L or RGB
 resize.py          the resize kernel (torchvision's antialiased bilinear on uint8, in numpy)
@@ -32,6 +33,7 @@ it: contract <- blocks <- encodings <- tasks <- learner (DESIGN.md, section 2; t
 holds it).
 """
 from .errors import ImageInputError, InputValueError, MetadataError
+from .image_files import IMAGE_EXTENSIONS, image_paths, list_image_files
 from .image_input import encode_image, normalize_pixels, resized_pixels
 from .images import (array_image_problem, array_to_pil, load_image, pil_image_problem, pixel_values_problem,
                      read_image_file, to_l_or_rgb, upright)
@@ -47,7 +49,8 @@ from .series_input import encode_series, encode_series_input
 from .table_input import TableEncoder, as_row, category_key, is_missing, row_problem
 from .table_rows import MISSING_CELLS, predict_rows, read_rows
 
-__all__ = ["ImageInputError", "InputValueError", "MetadataError", "encode_image", "normalize_pixels",
+__all__ = ["ImageInputError", "InputValueError", "MetadataError", "IMAGE_EXTENSIONS", "image_paths",
+           "list_image_files", "encode_image", "normalize_pixels",
            "resized_pixels", "array_image_problem", "array_to_pil", "load_image", "pil_image_problem",
            "pixel_values_problem", "read_image_file", "to_l_or_rgb", "upright", "KINDS", "SERIES_KINDS", "TABLE_KINDS",
            "check_metadata", "ContractModel", "cannot_load", "model_bytes", "model_file", "decode_mask", "points_from_unit", "points_to_unit",

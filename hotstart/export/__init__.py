@@ -84,7 +84,10 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
         if path.suffix == ".c":
             check_file_destination(path, "export path")
         else:
+            from .c.write import refuse_foreign_files
+
             check_folder_destination(path, "export path")
+            refuse_foreign_files(path, "export path")  # files of yours there: refused before quantizing
         return export_c(learner, path, calibrate=calibrate, **kwargs)
     if format == "web":
         from .web import export_learner_web

@@ -4,12 +4,16 @@
     python -m http.server -d digits-web 8000          # then open http://127.0.0.1:8000
 
 The folder holds ``index.html``, ``app.js`` (our one script: no framework, no build step),
-``model.onnx`` and ``task.json`` (classes, size, channels, mean, std, activation). The page loads
+``model.onnx``, ``task.json`` (classes, size, channels, mean, std, activation) and the manifest of
+these files (hotstart-export.json, see manifest.py). The page loads
 onnxruntime-web pinned to `ORT_WEB_VERSION`:
 
 - by default from the public CDN, with a Subresource Integrity hash, so a tampered file is refused;
 - with ``vendor=`` (a folder from ``npm install onnxruntime-web@<ORT_WEB_VERSION>``) its files are
-  copied into the folder, and the page works offline and from any static host.
+  copied into the folder, and the page works offline and from any static host. Each is checked
+  against its pinned sha384 (`ORT_RUNTIME_SHA384`) first: the copy gets no integrity check in the
+  browser (it is served by the same host as the page), so a file that is not the published one is
+  refused here, before anything is written.
 
 The page needs no cross-origin isolation headers: it uses one WASM thread when the page is not
 cross-origin isolated (GitHub Pages and ``python -m http.server`` send no COOP/COEP headers).
@@ -17,8 +21,9 @@ Its JavaScript preprocessing mirrors the torch-free predictor (see ``preprocess`
 the browser test holds the two together.
 
 The folder is written next to the target and swapped in as a unit (hotstart/atomic_folder.py),
-and an existing folder is replaced only if it is an earlier web export (its task.json says so),
-never a folder of yours.
+with a manifest of its files (hotstart/export/manifest.py): an existing folder is replaced only if
+it holds nothing but an earlier web export's own files, whatever its options were (a page without
+``--vendor`` replaces a vendored one, runtime files included), never a folder with files of yours.
 """
 from __future__ import annotations
 
@@ -28,8 +33,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..atomic_folder import write_folder
 from ..errors import HotstartError
+from .manifest import foreign_files, foreign_files_message, write_export_folder
 from ..strict_json import dumps
 
 FORMAT = "hotstart.web/1"
@@ -39,6 +44,13 @@ ORT_ENTRY = "ort.wasm.min.js"
 ORT_RUNTIME_FILES = (ORT_ENTRY, "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 # sha384 of dist/ort.wasm.min.js in the npm package onnxruntime-web@1.30.0 (as the CDN serves it)
 ORT_ENTRY_SRI = "sha384-Bw6URI+Gvoadw0do7/QrSHUC9D1vCYYK5OSqChFyhyV5mzPL4oe2rOAFljAnS8Sq"
+# sha384 (SRI form) of each file `vendor=` copies, from the npm package onnxruntime-web@1.30.0 (npm
+# checked the package's sha512 on install; its ort.wasm.min.js equals ORT_ENTRY_SRI, the CDN's)
+ORT_RUNTIME_SHA384 = {
+    ORT_ENTRY: ORT_ENTRY_SRI,
+    "ort-wasm-simd-threaded.mjs": "sha384-XcXA/MtAf0WpB8e023xQH9CM7RIjiugakT7x99DIwpFf7k56BIFFcAPerIF7FDad",
+    "ort-wasm-simd-threaded.wasm": "sha384-vjBJ1z7qrhkTyYsNqKeF6c7N+nOJSU94czEo+tvZcu8G75JparGq9kB+kTnEUNVM",
+}
 CDN_BASE = f"https://cdn.jsdelivr.net/npm/onnxruntime-web@{ORT_WEB_VERSION}/dist/"
 
 PAGE_KEYS = ("kind", "classes", "size", "channels", "image_mode", "mean", "std", "activation")
@@ -82,7 +94,7 @@ def export_web(onnx_file, page_task: dict, out_dir, *, vendor=None, title: str |
                              f"(export it with --format onnx and use the predictor)")
     if not onnx_file.is_file():
         raise FileNotFoundError(f"{onnx_file}: no such ONNX file")
-    dist = vendor_dist(vendor) if vendor is not None else None
+    runtime = vendored_runtime(vendor) if vendor is not None else None
     refuse_foreign_folder(out_dir)
 
     page = {k: page_task[k] for k in PAGE_KEYS}
@@ -90,8 +102,8 @@ def export_web(onnx_file, page_task: dict, out_dir, *, vendor=None, title: str |
     template = resources.files("hotstart.export") / "web_page"
     files = {"task.json": dumps(page, f"{out_dir}/task.json", indent=2).encode(), "model.onnx": onnx_file.read_bytes(),
              "app.js": (template / "app.js").read_bytes()}
-    if dist is not None:
-        files.update({name: (dist / name).read_bytes() for name in ORT_RUNTIME_FILES})
+    if runtime is not None:
+        files.update(runtime)
         script = f'<script src="{ORT_ENTRY}"></script>'
         wasm_paths, mode = "", "vendored"
     else:
@@ -108,10 +120,9 @@ def export_web(onnx_file, page_task: dict, out_dir, *, vendor=None, title: str |
             .replace("__ORT_SCRIPT__", script))
     files["index.html"] = html.encode()
     try:
-        write_folder(out_dir, files)
-    except FileExistsError as e:  # e.g. an earlier vendored export, now without --vendor
-        raise WebExportError(f"--out {out_dir}: holds files this export would not write ({e}); "
-                             f"choose a new folder or remove it (nothing was changed)") from None
+        write_export_folder(out_dir, files, "web", legacy=legacy_web_files)
+    except FileExistsError as e:  # a file of yours appeared since refuse_foreign_folder looked
+        raise WebExportError(f"--out {out_dir}: {e} (nothing was changed)") from None
     size = sum(f.stat().st_size for f in out_dir.iterdir() if f.is_file())
     return WebExport(out_dir, mode, (out_dir / "model.onnx").stat().st_size, size)
 
@@ -124,7 +135,7 @@ def export_learner_web(learner, out_dir, *, vendor=None, title: str | None = Non
     out_dir = Path(out_dir)
     refuse_foreign_folder(out_dir)  # before minutes of exporting
     if vendor is not None:
-        vendor_dist(vendor)
+        vendored_runtime(vendor)  # a wrong or altered runtime fails before the export too
     with tempfile.TemporaryDirectory(prefix="hotstart-web-") as tmp:
         onnx_file = Path(tmp) / "model.onnx"
         export_onnx(learner, onnx_file, **onnx_kwargs)
@@ -154,21 +165,50 @@ def vendor_dist(vendor) -> Path:
     return dist
 
 
+def vendored_runtime(vendor) -> dict[str, bytes]:
+    """{name: bytes} of the runtime files `vendor=` copies (`ORT_RUNTIME_FILES`), each checked
+    against its pinned sha384 (`ORT_RUNTIME_SHA384`): a mismatch is a `WebExportError` naming the
+    file and both digests. The bytes checked are the bytes written, so a file changed after a
+    check is never copied."""
+    import base64
+    import hashlib
+
+    dist = vendor_dist(vendor)
+    runtime = {}
+    for name in ORT_RUNTIME_FILES:
+        data = (dist / name).read_bytes()
+        actual = "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()
+        expected = ORT_RUNTIME_SHA384[name]
+        if actual != expected:
+            raise WebExportError(f"--vendor {vendor}: {dist / name} has sha384 {actual}, but onnxruntime-web@"
+                                 f"{ORT_WEB_VERSION}'s is {expected}: it is not the published file (another "
+                                 f"build, or altered); reinstall it with npm install onnxruntime-web@"
+                                 f"{ORT_WEB_VERSION} (nothing was written)")
+        runtime[name] = data
+    return runtime
+
+
 def refuse_foreign_folder(out_dir: Path) -> None:
-    """An existing, non-empty `out_dir` is replaced only if an earlier web export wrote it."""
-    if not out_dir.exists():
-        return
-    if not out_dir.is_dir():
+    """An existing, non-empty `out_dir` is replaced only if it holds nothing but an earlier web
+    export's own files (its manifest says which, see manifest.py); else the error names the others."""
+    if out_dir.exists() and not out_dir.is_dir():
         raise WebExportError(f"--out {out_dir}: exists and is not a folder")
-    if not any(out_dir.iterdir()):
-        return
+    foreign = foreign_files(out_dir, "web", legacy=legacy_web_files)
+    if foreign:
+        raise WebExportError(foreign_files_message("--out", out_dir, foreign, "a web export") + "; choose a new folder "
+                             "or move them out (nothing was changed)")
+
+
+def legacy_web_files(folder: Path) -> frozenset[str]:
+    """The names a web export from before the manifest wrote in `folder`, if it is one (its
+    task.json says so), else none: such a folder is replaced as an earlier export."""
     try:
-        ours = json.loads((out_dir / "task.json").read_text(encoding="utf-8")).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
-        ours = False
-    if not ours:
-        raise WebExportError(f"--out {out_dir}: the folder exists and was not written by a web export; "
-                             f"choose a new folder (nothing was changed)")
+        page = json.loads((folder / "task.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    if not isinstance(page, dict) or page.get("format") != FORMAT:
+        return frozenset()
+    return frozenset({"index.html", "app.js", "model.onnx", "task.json", *ORT_RUNTIME_FILES})
 
 
 def _describe(page: dict) -> str:

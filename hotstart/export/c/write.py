@@ -1,15 +1,20 @@
-"""Writing the C files: ``NAME.c`` beside its header (each file atomic), or a folder swapped as a unit."""
+"""Writing the C files: ``NAME.c`` beside its header (each file atomic), or a folder swapped as a unit.
+
+A folder gets a manifest of its files (hotstart/export/manifest.py), so that a later export
+replaces it whole, with or without ``--harness`` (no harness file of the earlier one stays), and
+refuses a folder holding files of yours (a compiled harness) before it runs.
+"""
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 from ...atomic import atomic_write_bytes
-from ...atomic_folder import write_folder
 from ...errors import UsageError
+from ..manifest import foreign_files, foreign_files_message, write_export_folder
 from ..report import ExportReport
 from .convert import CModel, convert
+from .emit import GENERATED
 
 
 @dataclasses.dataclass
@@ -24,29 +29,29 @@ class CExportReport(ExportReport):
         return "\n".join(lines)
 
 
-def folder_file_names() -> frozenset[str]:
-    """Every file a C export into a folder may write (`write_c` with and without the harnesses):
-    an existing folder holding any other file is refused by the swap (atomic_folder.py), and
-    `refuse_foreign_files` says so before the export runs."""
+def legacy_c_files(folder: Path) -> frozenset[str]:
+    """The names a C export from before the manifest may have written in `folder` (with and without
+    the harnesses), if it is one (its model.h begins as emit.py writes it), else none."""
     from .firmware import CORTEX_M_FILES
 
-    return frozenset({"model.c", "model.h", "harness.c", "hotstart_test_images.h", *CORTEX_M_FILES})
+    try:
+        with open(folder / "model.h", "rb") as f:
+            ours = f.read(len(GENERATED)) == GENERATED.encode()
+    except OSError:
+        ours = False
+    return frozenset({"model.c", "model.h", "harness.c", "hotstart_test_images.h", *CORTEX_M_FILES}) if ours \
+        else frozenset()
 
 
-def refuse_foreign_files(folder) -> None:
-    """Refuse an existing `folder` that holds files no C export writes (a compiled harness, your
-    own sources): replacing the folder as a unit would delete them. Checked before the export
-    runs, which takes seconds; nothing is changed."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        return
-    extra = sorted(set(os.listdir(folder)) - folder_file_names())
-    if extra:
-        shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
-        raise UsageError(f"--out {folder} holds files a C export does not write ({shown}): replacing the folder "
-                              "would delete them; move them out (build the harness outside the folder, "
-                              "e.g. cc -o harness digits-c/harness.c digits-c/model.c) or choose another "
-                              "--out (nothing was changed)")
+def refuse_foreign_files(folder, flag: str = "--out") -> None:
+    """Refuse an existing `folder` that holds files other than an earlier C export's own (a
+    compiled harness, your own sources, a file changed since): replacing the folder as a unit would
+    delete them. Checked before the export runs, which takes seconds; nothing is changed."""
+    foreign = foreign_files(folder, "c", legacy=legacy_c_files)
+    if foreign:
+        raise UsageError(foreign_files_message(flag, folder, foreign, "a C export") + "; move them out (build the "
+                         "harness outside the folder, e.g. cc -o harness digits-c/harness.c digits-c/model.c) or "
+                         f"choose another {flag} (nothing was changed)")
 
 
 def write_files(path, files: dict[str, str]) -> Path:
@@ -58,7 +63,10 @@ def write_files(path, files: dict[str, str]) -> Path:
         for name in sorted(data, key=lambda k: k != f"{path.stem}.h"):
             atomic_write_bytes(path.parent / name, data[name])
         return path
-    write_folder(path, data)
+    try:
+        write_export_folder(path, data, "c", legacy=legacy_c_files)
+    except FileExistsError as e:  # a file of yours appeared since refuse_foreign_files looked
+        raise UsageError(f"{e} (nothing was changed)") from None
     return path / next(k for k in files if k.endswith(".c") and k == "model.c")
 
 

@@ -1,0 +1,120 @@
+"""Which files in an export folder are hotstart's own: the manifest every folder export writes.
+
+A web or C export into a folder replaces that folder as a unit (hotstart/atomic_folder.py), so a
+file of yours inside it would be deleted with it; the swap refuses a folder holding anything it
+does not write. But which files an export writes depends on its options (``--vendor`` adds the
+runtime, ``--harness`` the harnesses): a re-export with fewer options found its own earlier files
+and refused them as if they were yours. So each folder export also writes `MANIFEST`, listing every
+file it wrote with its sha256. A later export of the same kind replaces exactly those, and the new
+set replaces the old one whole, so no file of the earlier export stays behind; a folder that holds
+anything else (a file no export wrote, one changed since, an export of another kind) is refused
+before the export runs, naming those files.
+
+Folders written before the manifest existed have none: the exporter's `legacy` function says which
+names an earlier version of it wrote there, for a folder that is recognizably such an export
+(web: its task.json; C: its generated model.h).
+
+Torch-free and cheap: the command line checks destinations before it loads the model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..atomic_folder import write_folder
+
+__all__ = ["MANIFEST", "FORMAT", "foreign_files", "foreign_files_message", "owned_files", "write_export_folder"]
+
+MANIFEST = "hotstart-export.json"
+FORMAT = "hotstart.export-folder/1"
+
+Legacy = Callable[[Path], Iterable[str]]  # a folder without a manifest -> the names an older export wrote there
+
+
+def write_export_folder(folder, files: dict[str, bytes], export: str, legacy: Legacy | None = None) -> Path:
+    """Make `folder` hold exactly `files` and their manifest (written by the `export` kind: "web",
+    "c"), replacing an earlier export of that kind as a unit, whatever options it had.
+
+    Raises `FileExistsError` naming the files if the folder holds any that are not the earlier
+    export's own (`foreign_files`); nothing is changed then."""
+    from .. import __version__
+
+    if MANIFEST in files:
+        raise ValueError(f"{MANIFEST} is the manifest's own name; an export cannot write a file of that name")
+    listing = {"format": FORMAT, "export": export, "hotstart": __version__,
+               "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}}
+    manifest = (json.dumps(listing, indent=2) + "\n").encode()
+    return write_folder(folder, {**files, MANIFEST: manifest}, replaces=owned_files(folder, export, legacy))
+
+
+def foreign_files(folder, export: str, legacy: Legacy | None = None) -> list[str]:
+    """The sorted names in the existing `folder` that an export of kind `export` must not replace:
+    everything but the files an earlier such export wrote there, unchanged since. [] for a folder
+    that is absent or empty."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(set(os.listdir(folder)) - owned_files(folder, export, legacy))
+
+
+def foreign_files_message(flag: str, folder, names: list[str], what: str) -> str:
+    """The start of the error for a `folder` that holds `names` (from `foreign_files`): which, and
+    why the export (`what`: "a web export") will not replace it; the caller adds what to do."""
+    shown = ", ".join(names[:5]) + (f", ... ({len(names)} in all)" if len(names) > 5 else "")
+    return (f"{flag} {folder} holds files not written by {what}, or changed since it wrote them ({shown}): "
+            f"replacing the folder would delete them")
+
+
+def owned_files(folder, export: str, legacy: Legacy | None = None) -> frozenset[str]:
+    """The names in `folder` that an earlier export of kind `export` wrote, as it wrote them (a
+    regular file whose sha256 is the one its manifest lists), with the manifest itself; without a
+    manifest, the names `legacy` gives for the folder (an export older than the manifest)."""
+    folder = Path(folder)
+    listed = _listed_files(folder, export)
+    if listed is None:
+        if legacy is None or not folder.is_dir():
+            return frozenset()
+        return frozenset(n for n in legacy(folder) if _is_regular_file(folder / n))
+    return frozenset([MANIFEST, *(n for n, digest in listed.items() if _sha256_of(folder / n) == digest)])
+
+
+def _listed_files(folder: Path, export: str) -> dict[str, str] | None:
+    """{name: sha256} from `folder`'s manifest written by an `export` export; None when there is no
+    such manifest (none, unreadable, or another kind's: then none of the folder is ours)."""
+    try:
+        listing = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(listing, dict) or listing.get("format") != FORMAT or listing.get("export") != export:
+        return None
+    files = listing.get("files")
+    if not isinstance(files, dict) or not all(isinstance(n, str) and isinstance(d, str) for n, d in files.items()):
+        return None
+    return {n: d for n, d in files.items() if n != MANIFEST and "/" not in n and n not in ("", ".", "..")}
+
+
+def _is_regular_file(path: Path) -> bool:
+    """A regular file, not a link to one: a link or a folder in the export's place is not ours."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _sha256_of(path: Path) -> str | None:
+    """The hex sha256 of the regular file `path`, read in chunks (a model may be large); None for
+    anything else, or a file that cannot be read."""
+    if not _is_regular_file(path):
+        return None
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
