@@ -8,6 +8,12 @@ docstring; the contract's schema.py reads and checks them; this module builds th
 Each task kind contributes one function, ``task -> {key: JSON-able value}``, in `KIND_METADATA`:
 a new task kind (segmentation, keypoints) adds its entry here and its encode / decode entry in the
 contract's `KINDS` table (hotstart/contract/kinds.py).
+
+A task class of your own that subclasses an exportable kind exports as that kind (`exported_kind`)
+when it changes training only (its loss, metrics, head or augmentation: Keras's override ladder),
+because a runtime then reads and decodes exactly as the parent's would. One that overrides what a
+runtime does again from the metadata (`RUNTIME_METHODS`) is refused, naming the methods: the
+exported model would say "softmax" while your task computes something else.
 """
 from __future__ import annotations
 
@@ -79,24 +85,44 @@ KIND_METADATA: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 
 
+RUNTIME_METHODS = ("load_input", "encode_input", "activation", "decode_output", "decode_prediction")
+"""The task methods that a runtime does again, torch-free, from an exported model's metadata (the contract's
+encoder and decoder for its kind): a subclass that overrides one cannot export as its parent kind."""
+
+
+def exported_kind(task) -> str:
+    """The kind an exported `task` model declares: the task's own kind if it is exportable (a key of
+    `KIND_METADATA`), else that of its nearest exportable base class, provided the task's class
+    overrides none of `RUNTIME_METHODS` relative to it. `UsageError` otherwise, naming the task's
+    kind, the exportable kinds and, for a subclass, the methods it overrides."""
+    cls = type(task)
+    own = task.to_dict()["kind"]
+    if own in KIND_METADATA:
+        return own
+    base = next((b for b in cls.__mro__[1:] if vars(b).get("kind") in KIND_METADATA), None)
+    if base is None:
+        raise UsageError(f"exporting a {own} model is not supported: exportable task kinds are "
+                         f"{sorted(KIND_METADATA)} and task classes of your own that subclass one of them")
+    changed = [name for name in RUNTIME_METHODS if getattr(cls, name) is not getattr(base, name)]
+    if changed:
+        raise UsageError(f"exporting a {own} model is not supported: it subclasses {base.kind} but overrides "
+                         f"{', '.join(changed)}, which an exported model's runtime does as {base.kind} does "
+                         f"(from the model's metadata, without your class); export a {base.kind} model, or "
+                         f"predict with learner.predict")
+    return base.kind
+
+
 def task_metadata(task, *, input_name: str = "input", output_name: str = "logits") -> dict[str, str]:
     """The flat ``metadata_props`` of an exported `task` model: every value a string (JSON or plain)."""
     from .. import __version__
 
-    kind = task.to_dict()["kind"]
-    build = KIND_METADATA.get(kind)
-    if build is None:
-        raise UsageError(f"exporting a {kind} model is not supported yet; exportable task kinds: "
-                         f"{sorted(KIND_METADATA)} (add an entry to hotstart/export/metadata.py's KIND_METADATA)")
+    kind = exported_kind(task)
     values = {"format": FORMAT, "kind": kind, "hotstart_version": __version__,
-              "input_name": input_name, "output_name": output_name, **build(task), "task": task.to_dict()}
+              "input_name": input_name, "output_name": output_name, **KIND_METADATA[kind](task), "task": task.to_dict()}
     return {k: v if isinstance(v, str) else dumps(v, f"export metadata key {k!r}") for k, v in values.items()}
 
 
 def page_fields(task) -> dict[str, Any]:
     """The same facts as `task_metadata`, as JSON values (not strings): for the web page's task.json."""
-    kind = task.to_dict()["kind"]
-    build = KIND_METADATA.get(kind)
-    if build is None:
-        raise UsageError(f"exporting a {kind} model is not supported yet; exportable task kinds: {sorted(KIND_METADATA)}")
-    return {"kind": kind, **build(task)}
+    kind = exported_kind(task)
+    return {"kind": kind, **KIND_METADATA[kind](task)}
