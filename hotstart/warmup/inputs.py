@@ -12,11 +12,13 @@ def describe_input(task) -> str:
     """The input of `task` (its `input_block`), one short phrase: an image's channels and the size the
     task resizes to, a table's columns, a series' channels and length; any other block by its repr."""
     from ..blocks import Image, TableRow, TimeSeries
+    from ..blocks.encoded import ImageTensor
 
     block = task.input_block
     if isinstance(block, Image):
-        size = getattr(task, "size", None) or block.size
-        channels = getattr(task, "channels", None) or block.channels
+        encoded = task.encoded_blocks()[0]  # the model's input: the size the task resizes to, its channels
+        size = encoded.size if isinstance(encoded, ImageTensor) else block.size
+        channels = encoded.channels if isinstance(encoded, ImageTensor) else block.channels
         hw = f" {size[0]}x{size[1]}" if size else ""
         return f"image {channels}ch{hw}" if channels else f"image{hw}"
     if isinstance(block, TableRow):
