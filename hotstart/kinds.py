@@ -112,7 +112,8 @@ class Kinded:
       lists (tuples are read back as lists), dicts of them (default: none);
     - ``_from_params(d)`` (classmethod): the instance `d` (the JSON without ``kind``) describes
       (default: ``cls(**d)``), when the constructor does not take the JSON as it is;
-    - ``to_dict()``, when the JSON is more than the kind and ``_params()`` (a task's blocks).
+    - ``to_dict()``, when the JSON is more than the kind and ``_params()`` (a task's blocks and
+      its ``get_config()``: tasks/base.py).
     """
 
     kind: ClassVar[str] = "Kinded"
