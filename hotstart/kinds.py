@@ -9,6 +9,12 @@ registered by existing, with no list to update. `Kinded` also gives the JSON rou
 (``to_dict`` = kind + ``_params()``, ``from_dict``) and value semantics (equal when the type and
 the JSON are equal; equal values hash equal).
 
+"The JSON" is one form, `json_dict` (hotstart/strict_json.py's `json_form` of ``to_dict()``):
+what ``task.json`` reads back, tuples as lists. Equality, the hash and a checkpoint's check of
+its task all compare it, so a parameter given as a tuple equals the list read back from a file,
+and a parameter JSON cannot hold (a ``numpy.float32``) is an error naming the class and the
+parameter as soon as the JSON is asked for, not a bare ``TypeError`` at ``learner.save``.
+
 Names:
 - hotstart's own classes are written by their short name (``"Image"``,
   ``"ImageClassificationSingle"``): the files that earlier versions wrote keep loading, and two
@@ -22,14 +28,15 @@ Anything else is an `UnknownKindError` that says what is known; an ambiguous bar
 candidates. A module named in a file is never imported: define (import) your classes before
 loading.
 
-`freeze` gives the hashable form of JSON-like parameters for ``__hash__``: values that compare
-equal (``1 == 1.0``, dicts in any key order) freeze to equal, hashable values.
+`freeze` gives the hashable form of the JSON for ``__hash__``: values that compare equal
+(``1 == 1.0``, dicts in any key order) freeze to equal, hashable values.
 """
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from .errors import UnknownKindError, UsageTypeError
+from .strict_json import json_form
 
 __all__ = ["Kinded", "KindRegistry", "freeze", "full_name", "is_hotstart_class"]
 
@@ -101,10 +108,12 @@ class Kinded:
     the root is registered in the root's `KindRegistry` when it is defined, and its ``kind`` is the
     name its JSON carries (see the module docstring). Subclasses override:
 
-    - ``_params()``: the constructor arguments, JSON-compatible (default: none);
+    - ``_params()``: the constructor arguments, JSON-compatible: str, int, float, bool, None, and
+      lists (tuples are read back as lists), dicts of them (default: none);
     - ``_from_params(d)`` (classmethod): the instance `d` (the JSON without ``kind``) describes
       (default: ``cls(**d)``), when the constructor does not take the JSON as it is;
-    - ``to_dict()``, when the JSON is more than the kind and ``_params()`` (a task's blocks).
+    - ``to_dict()``, when the JSON is more than the kind and ``_params()`` (a task's blocks and
+      its ``get_config()``: tasks/base.py).
     """
 
     kind: ClassVar[str] = "Kinded"
@@ -123,7 +132,18 @@ class Kinded:
         return {}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **self._params()}
+        """The JSON of this object: its kind and `_params()`, in `json_dict`'s form."""
+        return json_form({"kind": self.kind, **self._params()}, "", self.json_owner())
+
+    def json_dict(self) -> dict[str, Any]:
+        """``to_dict()`` as JSON reads it back (tuples as lists): the one form that equality, the hash
+        and a checkpoint's task check compare. A value JSON cannot hold is a `NotJSONError` naming
+        this class and the parameter (hotstart/strict_json.py)."""
+        return json_form(self.to_dict(), "", self.json_owner())
+
+    def json_owner(self) -> str:
+        """Who holds the parameters, in errors: ``"the encoding ToVectorNP"``."""
+        return f"the {self._kinds.what} {type(self).__qualname__}"
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]):
@@ -141,10 +161,10 @@ class Kinded:
 
     # --- value semantics: equal JSON, equal values (1 == 1.0, dicts in any key order) ------------
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.to_dict() == other.to_dict()
+        return type(self) is type(other) and self.json_dict() == other.json_dict()
 
     def __hash__(self) -> int:
-        return hash((type(self), freeze(self.to_dict())))
+        return hash((type(self), freeze(self.json_dict())))
 
 
 def freeze(value: Any) -> Any:

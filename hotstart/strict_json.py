@@ -14,11 +14,48 @@ from typing import Any
 
 from .errors import HotstartError
 
-__all__ = ["dumps", "NotJSONError", "first_non_finite"]
+__all__ = ["dumps", "NotJSONError", "first_non_finite", "json_form"]
 
 
 class NotJSONError(HotstartError, ValueError):
-    """A value that JSON cannot hold (NaN, an infinity) was about to be written; the message names it."""
+    """A value that JSON cannot hold (NaN, an infinity; a numpy scalar, a set, an object:
+    `json_form`) was about to be written or compared; the message names it."""
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def json_form(value: Any, where: str, owner: str = "") -> Any:
+    """`value` as JSON reads it back: tuples as lists, dicts and lists copied, scalars kept.
+
+    A value JSON cannot hold (a ``numpy.float32``, an array, a set, any other object) or a dict
+    key that is not a string is a `NotJSONError` naming `where` (the parameter's dotted place,
+    ``"offsets"`` or ``"mean.0"``) and `owner` (who holds it: ``"the encoding ToVectorNP"``), so a
+    parameter that cannot be saved is found when the task is built, not at ``learner.save`` after
+    training. NaN and infinities pass here (they are floats); `dumps` refuses them when written."""
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [json_form(v, f"{where}.{i}", owner) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise NotJSONError(f"{_place(where, owner)} has the key {k!r} ({type(k).__name__}): JSON object "
+                                   f"keys are strings")
+            out[k] = json_form(v, f"{where}.{k}" if where else k, owner)
+        return out
+    kind = type(value)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    hint = ("; convert it with float(x) / int(x) / x.tolist()" if kind.__module__.split(".")[0] in ("numpy", "torch")
+            else "")
+    raise NotJSONError(f"{_place(where, owner)} is {value!r} of type {name}, which JSON cannot hold (task.json and "
+                       f"checkpoints store str, int, float, bool, None, lists and dicts of them){hint}")
+
+
+def _place(where: str, owner: str) -> str:
+    place = f"parameter {where!r}" if where else "the value"
+    return f"{place} of {owner}" if owner else place
 
 
 def first_non_finite(obj: Any, where: str = "") -> tuple[str, float] | None:

@@ -90,15 +90,11 @@ def task_at_size(learner, size, *, argument: str):
     """The learner's task at `size`, after the check `tasklearner` makes (``task.check(model)``):
     a `ModelTaskMismatch` that names `argument` (the caller's words for where the size came from)
     when the learner's model cannot take that size."""
-    from ..tasks import SupervisedTask
-
     task = learner.task
-    params = None if task is None else task.to_dict()
-    if params is None or "size" not in params:
+    if task is None or "size" not in task.get_config():
         raise UsageError(f"{argument} changes an image task's size; this learner's task is "
                          f"{type(task).__name__}, which has none")
-    params["size"] = _as_size(size)
-    new = SupervisedTask.from_dict(params)  # the task's own checks of the size
+    new = task.with_config(size=_as_size(size))  # the task's own checks of the size; a subclass's parameters kept
     try:
         new.check(learner.task_model())
     except ModelTaskMismatch as e:
@@ -113,13 +109,12 @@ def set_size(learner, size, *, check: bool = True) -> "object":
     refused as `tasklearner` refuses it, and nothing changes (`check=False`: the caller checked).
     A compiled model compiles once for each size it meets (the module docstring: warm every size
     you train at)."""
-    from ..tasks import SupervisedTask
     from .data import TaskDataset
 
     if check:
         new = task_at_size(learner, size, argument=f"set_size({size!r})")
     else:
-        new = SupervisedTask.from_dict({**learner.task.to_dict(), "size": _as_size(size)})
+        new = learner.task.with_config(size=_as_size(size))
     # the loaders the loop reads (each process's shard, Fabric's wrapper) share these datasets
     for loader in (learner.train_loader, learner.valid_loader):
         dataset = getattr(loader, "dataset", None)

@@ -15,6 +15,8 @@ from ..blocks import Block, BlockValueError
 from ..encodings import Context, Encoding
 from ..errors import SampleError, UsageTypeError
 from ..kinds import Kinded
+from ..strict_json import json_form
+from .config import build, check_declared
 
 
 class SupervisedTask(Kinded, family="task"):
@@ -33,6 +35,25 @@ class SupervisedTask(Kinded, family="task"):
     ``task.describe()`` prints each block through each encoding with a mock sample's shapes, the
     quickest check that a task encodes what you meant.
 
+    A subclass with constructor arguments of its own declares them in `get_config`, as in Keras,
+    so that they are saved in ``task.json``, count in ``==``, and survive every rebuild of the task
+    (``setup`` on the training split, ``set_size``, ``with_stats``, loading)::
+
+        class FocalImages(ImageClassificationSingle):
+            def __init__(self, blocks, gamma=2.0, **kwargs):
+                super().__init__(blocks, **kwargs)
+                self.gamma = gamma
+
+            def get_config(self):
+                return {**super().get_config(), "gamma": self.gamma}
+
+            def loss_fn(self):
+                return FocalLoss(self.gamma)
+
+    A constructor parameter the subclass adds but `get_config` does not return is a `UsageTypeError`
+    as soon as the task's JSON is needed (``tasklearner``'s check, a rebuild, a save), never a
+    silent return to its default (tasks/config.py).
+
     Args:
         blocks: ``(input_block, target_block)``: exactly two `Block` objects (anything else is a
             `UsageTypeError`).
@@ -48,6 +69,9 @@ class SupervisedTask(Kinded, family="task"):
             raise UsageTypeError(f"a supervised task needs blocks=(input_block, target_block), got {blocks!r}")
         self.blocks = blocks
         self.encodings = tuple(encodings)
+        for part in (*self.blocks, *self.encodings):  # a parameter JSON cannot hold: refused now, not at save
+            if isinstance(part, Kinded):
+                part.json_dict()
 
     # --- static derivation ------------------------------------------------------------
     def encoded_blocks(self, blocks: Sequence[Block] | None = None) -> tuple[Block, ...]:
@@ -273,21 +297,63 @@ class SupervisedTask(Kinded, family="task"):
 
     def check(self, model) -> dict:
         """Does `model` fit this task? Checked on meta tensors (no data, no activation memory); raises
-        an error that says what to change. See hotstart/tasks/checks.py."""
+        an error that says what to change. See hotstart/tasks/checks.py. The task's JSON is checked
+        first (`to_dict`): a constructor parameter missing from `get_config`, or one JSON cannot hold,
+        is refused before training rather than lost or refused at ``learner.save``."""
         from .checks import check_model
 
+        self.to_dict()
         return check_model(self, model)
 
-    # --- JSON ---------------------------------------------------------------------------
+    # --- configuration and JSON -------------------------------------------------------------
+    def get_config(self) -> dict:
+        """The constructor's arguments besides `blocks`, as JSON values (Keras' ``get_config``): what
+        ``task.json`` holds beside the kind and the blocks, what ``==`` compares, and what every
+        rebuild of the task (`with_config`: ``setup``, ``set_size``, ``with_stats``) passes to the
+        constructor again. Here the encodings; hotstart's tasks return their own arguments (an image
+        task's size, augmentation and normalization stats; a table task's preprocessing).
+
+        A subclass that adds constructor parameters returns them too, JSON-compatible (str, int,
+        float, bool, None, lists and dicts of them; a tuple is read back as a list), under the
+        parameters' names: ``return {**super().get_config(), "gamma": self.gamma}``. `from_config`
+        then passes them back as keywords. A parameter the subclass's ``__init__`` adds and this
+        does not return is refused (tasks/config.py)."""
+        return {"encodings": [e.to_dict() for e in self.encodings]}
+
+    @classmethod
+    def from_config(cls, blocks: Sequence[Block], config: dict) -> "SupervisedTask":
+        """The task of `blocks` with a `get_config` result (as JSON reads it back): the constructor
+        called with the configuration's keys as keywords, after hotstart's own arguments that JSON
+        describes (the encodings here) are turned back into objects. Override it, as in Keras, only
+        when your constructor does not take `get_config`'s keys as they are."""
+        config = dict(config)
+        encodings = [Encoding.from_dict(e) for e in config.pop("encodings")]
+        return build(cls, [blocks, encodings], config)
+
+    def with_config(self, **changes) -> "SupervisedTask":
+        """A task of this class with this one's blocks and configuration, `changes` (JSON values, as
+        `get_config` gives them) replacing some of it: ``task.with_config(size=[64, 64])``. Every
+        rebuild of a task goes through it, so a subclass's own parameters (`get_config`) are kept."""
+        config = json_form({**self._config(), **changes}, "", self.json_owner())
+        return type(self).from_config(self.blocks, config)
+
+    def _config(self) -> dict:
+        """`get_config`, checked to hold the constructor parameters a subclass adds (tasks/config.py)."""
+        config = self.get_config()
+        check_declared(type(self), config)
+        return config
+
     def to_dict(self) -> dict:
-        """The task as JSON: its kind, blocks and encodings (``task.json`` of a saved model);
-        ``SupervisedTask.from_dict`` reads it back without unpickling."""
-        return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
-                "encodings": [e.to_dict() for e in self.encodings]}
+        """The task as JSON: its kind, blocks and configuration (`get_config`), the ``task.json`` of a
+        saved model; ``SupervisedTask.from_dict`` reads it back without unpickling."""
+        return json_form({"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks], **self._config()},
+                         "", self.json_owner())
 
     @classmethod
     def _from_params(cls, d: dict) -> "SupervisedTask":
-        return cls([Block.from_dict(b) for b in d["blocks"]], [Encoding.from_dict(e) for e in d["encodings"]])
+        d = dict(d)
+        blocks = [Block.from_dict(b) for b in d.pop("blocks")]
+        return cls.from_config(blocks, d)
 
     def __repr__(self):
         return f"{type(self).__name__}(blocks={self.blocks!r})"

@@ -137,25 +137,15 @@ class ImageClassificationSingle(SingleLabelOutputs, _ImageClassification):
         super().__init__(blocks, size, augment, mean, std)
         self.label_smoothing = eps
 
-    def with_stats(self, mean, std):
-        return type(self)(self.blocks, self.size, self.augment, mean, std, label_smoothing=self.label_smoothing)
-
-    def to_dict(self) -> dict:
-        d = super().to_dict()
-        if self.label_smoothing:
-            d["label_smoothing"] = self.label_smoothing
-        return d
-
-    @classmethod
-    def _from_params(cls, d):
-        task = super()._from_params(d)
-        smoothing = d.get("label_smoothing", 0.0)
-        return task if not smoothing else task.with_label_smoothing(smoothing)
+    def get_config(self) -> dict:
+        config = super().get_config()
+        if self.label_smoothing:  # only when set: the JSON of a task without it is unchanged
+            config["label_smoothing"] = self.label_smoothing
+        return config
 
     def with_label_smoothing(self, label_smoothing: float):
         """The same task with another `label_smoothing` (e.g. to change it between fits)."""
-        mean, std = self.stats
-        return type(self)(self.blocks, self.size, self.augment, mean, std, label_smoothing=label_smoothing)
+        return self.with_config(label_smoothing=label_smoothing)
 
 
 class ImageClassificationMulti(_ImageClassification):

@@ -9,6 +9,7 @@ from ..blocks import Block, Image
 from ..encodings import ImagePreprocessing, ProjectiveTransforms
 from ..errors import UsageTypeError
 from .base import SupervisedTask
+from .config import build
 
 SMALL_SET = 4096
 """An image task's training split of fewer samples than this (fewer than 64 steps of 64 an
@@ -78,8 +79,9 @@ class ImageTask(SupervisedTask):
         return self.encodings[1].mean, self.encodings[1].std
 
     def with_stats(self, mean, std):
-        """The same task normalizing with other stats (e.g. a pretrained backbone's)."""
-        return type(self)(self.blocks, self.size, self.augment, mean, std)
+        """The same task normalizing with other stats (e.g. a pretrained backbone's); None: the default."""
+        as_list = lambda v: None if v is None else [float(x) for x in v]  # noqa: E731
+        return self.with_config(mean=as_list(mean), std=as_list(std))
 
     def load_input(self, raw_input):
         """An image file's path (str or ``os.PathLike``) is read as in training (`datasets.load_image`:
@@ -92,15 +94,14 @@ class ImageTask(SupervisedTask):
             return load_image(raw_input)
         return raw_input
 
-    def to_dict(self) -> dict:
+    def get_config(self) -> dict:
+        """Size, augmentation and normalization stats (the encodings follow from them)."""
         mean, std = self.stats
-        return {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
-                "size": list(self.size), "augment": self.augment, "mean": list(mean), "std": list(std)}
+        return {"size": list(self.size), "augment": self.augment, "mean": list(mean), "std": list(std)}
 
     @classmethod
-    def _from_params(cls, d):
-        return cls([Block.from_dict(b) for b in d["blocks"]], size=d["size"], augment=d["augment"],
-                   mean=d["mean"], std=d["std"])
+    def from_config(cls, blocks, config):
+        return build(cls, [blocks], config)
 
     def __repr__(self):
         return f"{type(self).__name__}(blocks={self.blocks!r}, size={self.size})"

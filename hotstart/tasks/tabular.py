@@ -24,6 +24,7 @@ from ..encodings import Context, OneHot
 from ..encodings.tabular import TabularPreprocessing
 from ..errors import UsageError
 from .classification import SingleLabelOutputs
+from .config import build
 from .regression import RegressionOutputs
 from .training_statistics import TrainingStatisticsTask
 
@@ -57,7 +58,7 @@ class _TabularTask(TrainingStatisticsTask):
         rows, targets = data[0], data[1]
         self.check_training_inputs(rows)
         fit_targets = [targets[i] for i in range(len(targets))] if self.target_kind is Continuous else None
-        return type(self)(self.blocks, self.preprocessing.fit(rows, fit_targets))
+        return self.with_config(preprocessing=self.preprocessing.fit(rows, fit_targets).to_dict())
 
     # --- encoding --------------------------------------------------------------------------
     def encode_input(self, x: Any, context: Context | str = Context.INFERENCE, rng=None):
@@ -65,15 +66,16 @@ class _TabularTask(TrainingStatisticsTask):
         return super().encode_input(as_row(x), context, rng)
 
     # --- JSON --------------------------------------------------------------------------------
-    def to_dict(self) -> dict:
-        return {"kind": type(self).__name__, "blocks": [b.to_dict() for b in self.blocks],
-                "preprocessing": self.preprocessing.to_dict()}
+    def get_config(self) -> dict:
+        """The preprocessing, with its statistics once set up (the encodings follow from it)."""
+        return {"preprocessing": self.preprocessing.to_dict()}
 
     @classmethod
-    def _from_params(cls, d):
+    def from_config(cls, blocks, config):
         from ..encodings import Encoding
 
-        return cls([Block.from_dict(b) for b in d["blocks"]], Encoding.from_dict(d["preprocessing"]))
+        config = dict(config)
+        return build(cls, [blocks, Encoding.from_dict(config.pop("preprocessing"))], config)
 
 
 class TabularClassificationSingle(SingleLabelOutputs, _TabularTask):

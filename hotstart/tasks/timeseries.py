@@ -31,6 +31,7 @@ from ..encodings import Context, Encoding, OneHot
 from ..encodings.timeseries import SeriesPreprocessing, TargetScaling
 from ..errors import UsageError
 from .classification import SingleLabelOutputs
+from .config import build
 from .regression import RegressionOutputs
 from .training_statistics import TrainingStatisticsTask
 
@@ -83,22 +84,24 @@ class _SeriesTask(TrainingStatisticsTask):
         """The same task with statistics learned from `data` = ``(series, targets)``: the training split only."""
         series, targets = data[0], data[1]
         self.check_training_inputs(series)
-        scaling = self.encodings[1].fit(targets) if self.target_kind is Continuous else None
-        return type(self)(self.blocks, self.preprocessing.fit(series), target_scaling=scaling)
+        scaling = {"target_scaling": self.encodings[1].fit(targets).to_dict()} if self.target_kind is Continuous else {}
+        return self.with_config(preprocessing=self.preprocessing.fit(series).to_dict(), **scaling)
 
     # --- JSON --------------------------------------------------------------------------------
-    def to_dict(self) -> dict:
-        d = {"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks],
-             "preprocessing": self.preprocessing.to_dict()}
+    def get_config(self) -> dict:
+        """The preprocessing and, for regression, the target scaling, with their statistics once set
+        up (``normalize``, ``mask``, ``shift``, ... live in the preprocessing)."""
+        config = {"preprocessing": self.preprocessing.to_dict()}
         if self.target_kind is Continuous:
-            d["target_scaling"] = self.encodings[1].to_dict()
-        return d
+            config["target_scaling"] = self.encodings[1].to_dict()
+        return config
 
     @classmethod
-    def _from_params(cls, d):
-        scaling = Encoding.from_dict(d["target_scaling"]) if "target_scaling" in d else None
-        return cls([Block.from_dict(b) for b in d["blocks"]], Encoding.from_dict(d["preprocessing"]),
-                   target_scaling=scaling)
+    def from_config(cls, blocks, config):
+        config = dict(config)
+        scaling = config.pop("target_scaling", None)
+        config["target_scaling"] = None if scaling is None else Encoding.from_dict(scaling)
+        return build(cls, [blocks, Encoding.from_dict(config.pop("preprocessing"))], config)
 
 
 class TSClassificationSingle(SingleLabelOutputs, _SeriesTask):

@@ -94,9 +94,11 @@ class CheckpointState:
         self._check_model(learner.task_model())
 
     def _check_task(self, learner) -> None:
-        """The checkpoint's task (classes, size, statistics, ...) must be this learner's."""
+        """The checkpoint's task (classes, size, statistics, ...) must be this learner's, compared in
+        the form JSON reads back (`json_dict`, as ``==`` compares tasks): a tuple parameter is the
+        list the checkpoint holds."""
         saved = self.meta.get("task")
-        here = None if learner.task is None else learner.task.to_dict()
+        here = None if learner.task is None else learner.task.json_dict()
         if saved is not None and here is not None and saved != here:
             where, a, b = _first_difference(saved, here)
             raise UsageError(f"cannot resume from {self.path}: it was written for another task ({where}: "
