@@ -44,7 +44,7 @@ from ..arguments import check_int, check_number
 from ..errors import UsageError, UsageTypeError
 from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
-from .fit_state import FitState, constant_schedule
+from .fit_state import FitState, constant_schedule, declared
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
 from .optim import as_tuple, check_lr, group_lrs, set_hyper
 from .schedule import one_cycle_at
@@ -506,6 +506,10 @@ class Learner:
             lrs = group_lrs(lr_max, len(self.opt.param_groups))
             pairs = [one_cycle_at(step, total, m, div, div_final, pct_start, moms) for m in lrs]
             return tuple(p[0] for p in pairs), pairs[0][1]
+
+        # what identifies it in a checkpoint and across processes (fit_state.py `schedule_identity`)
+        schedule = declared(schedule, kind="one_cycle", lr_max=lr_max, div=div, div_final=div_final,
+                            pct_start=pct_start, moms=moms)
 
         if sizes is not None:
             from .resize import ProgressiveResize
