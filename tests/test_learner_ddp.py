@@ -289,6 +289,54 @@ def test_a_nan_loss_on_one_rank_stops_every_rank():
     assert r0["errors"]["valid"].startswith("loss is not finite on another process (this is rank 0")
 
 
+FIT_CHECKS = Path(__file__).parent / "scripts" / "ddp_fit_checks.py"
+
+
+@prestart.job("ddp:small-valid")
+def _a_validation_split_smaller_than_the_processes(folder):
+    """ddp_fit_checks.py's ``small_valid`` case on 2 processes, killed after 120 s: a rank hung."""
+    return prestart.Job([sys.executable, FIT_CHECKS, folder, "--devices", "2", "--cases", "small_valid"],
+                        env=LAUNCH_ENV, unset=NOT_LAUNCHED, timeout=120)
+
+
+def _fit_checks(name: str):
+    """([rank 0's results, rank 1's], the job's folder) of a launch of ddp_fit_checks.py."""
+    proc = prestart.result(name)
+    if proc.timed_out:
+        pytest.fail("a rank hung:\n" + proc.stdout[-2000:] + proc.stderr[-2000:])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return [json.loads((proc.folder / f"rank{r}.json").read_text()) for r in (0, 1)], proc.folder
+
+
+@pytest.mark.slow
+@pytest.mark.prestart("ddp:small-valid")
+def test_a_validation_split_smaller_than_the_processes_validates_as_one_process():
+    """1 validation sample on 2 processes (a model with BatchNorm): rank 0 waited in DDP's buffer
+    broadcast at its first validation batch while rank 1, which had none, waited in the guard's
+    all-reduce, until gloo's timeout. Now evaluation runs outside DDP's wrapper: `validate` before
+    the fit, the fit's validation phases and `validate` over 5 samples (3 on rank 0, 2 on rank 1)
+    finish, every rank holds the same numbers, and they are one process's on the same weights and
+    samples (each sample counted once)."""
+    from safetensors.torch import load_file
+    from torch.utils.data import DataLoader
+
+    from hotstart.learner.backend import PlainBackend
+
+    checks = _script_module("ddp_fit_checks")
+    (r0, r1), folder = _fit_checks("ddp:small-valid")
+    assert "ok" in r0["small_valid"], r0["small_valid"]
+    assert r0["small_valid"] == r1["small_valid"]  # the same history and validations on every rank
+    got = r0["small_valid"]["ok"]
+    assert len(got["history"]) == 2
+    one = checks.learner(PlainBackend(), train=False)  # one process, the same initial weights and samples
+    assert got["before"] == pytest.approx(one.validate(), rel=1e-6)
+    one.task_model().load_state_dict(load_file(folder / "final.safetensors"))  # rank 0's weights at the end
+    last, want = got["history"][-1], one.validate()
+    assert last["accuracy"] == want["accuracy"] and last["valid_loss"] == pytest.approx(want["loss"], rel=1e-6)
+    five = one.validate(DataLoader(checks.VALID5, batch_size=2))
+    assert got["five"]["accuracy"] == five["accuracy"] and got["five"]["loss"] == pytest.approx(five["loss"], rel=1e-6)
+
+
 def test_sync_bn_on_cpu_is_a_clear_error(make_learner):
     """torch's DDP refuses SyncBatchNorm on CPU modules with a bare ValueError deep in its setup;
     hotstart says what to do before the model is wrapped."""

@@ -624,14 +624,25 @@ class Learner:
             return self._eval_loop(loader, keep=keep, transform=transform, events=events, epoch=epoch, seed=self.seed)
 
     def _eval_loop(self, loader, *, keep=None, transform=None, events=False, epoch=0, seed=0):
-        """`run_eval` without the RNG and model context (a fit's validation phase is inside its own)."""
+        """`run_eval` without the RNG and model context (a fit's validation phase is inside its own).
+
+        Across processes each one reads its own shard, which may hold a batch more or less than
+        another's, or none (learner/eval_forward.py): so while it runs, ``self.model`` is
+        ``backend.eval_module(model)``, the model outside DDP's wrapper, and no collective happens
+        inside the loop. A validation phase (`events`) first takes the first process's buffers
+        (BatchNorm's statistics), on every process, as DDP's first forward pass after training did."""
+        from .eval_forward import take_first_process_buffers
+
         self.training, self.dl = False, loader
         self.model.eval()
         set_epoch(loader, epoch, seed)
         kept = []
         outer, self.events_on = self.events_on, events and self.events_on
+        wrapped, self.model = self.model, self.backend.eval_module(self.model)
         try:
             self.event("before_validate")
+            if events:  # every process runs a validation phase; get_preds / predict may run on one alone
+                take_first_process_buffers(self)
             with torch.no_grad():
                 for self.iter, batch in enumerate(loader):
                     xb, yb = self._batch_to_device(batch)
@@ -649,7 +660,7 @@ class Learner:
                         kept.append(tuple(t.cpu() for t in keep(out.float(), xb, yb)))
             self.event("after_validate")
         finally:
-            self.events_on = outer
+            self.events_on, self.model = outer, wrapped
         return None if keep is None else tuple(torch.cat(ts) for ts in zip(*kept))
 
     def activation(self, output):
