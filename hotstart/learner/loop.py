@@ -325,8 +325,8 @@ class Learner:
             # is that fit again (its length and schedule): it continues it, with its index and seed,
             # as a new process running the same script would
             fs.fit_index, fs.fit_seed = stopped.fit_index, stopped.fit_seed
-        # across processes: every one runs this fit, or all refuse it together (one collective)
-        check_processes_agree(self.backend, fit_fingerprint(self, fs, ckpt, unreadable), cause=unreadable)
+        if self.backend.world_size > 1:  # every process runs this fit, or all refuse it together (one collective)
+            check_processes_agree(self.backend, fit_fingerprint(self, fs, ckpt, unreadable), cause=unreadable)
         if unreadable is not None:
             raise unreadable
         self.fit_state = fs
