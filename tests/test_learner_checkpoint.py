@@ -275,6 +275,53 @@ def test_resume_with_another_task_or_model_names_what_differs(mlp_learner, make_
         mlp_learner(seed=1).fit(2, 1e-3, resume=tmp_path)
 
 
+def test_a_resume_with_another_schedule_is_refused_naming_both_values(mlp_learner, tmp_path):
+    """A new process (a new learner) resuming a stopped one-cycle fit with another peak rate, or
+    another warm-up, spliced the new schedule in at the checkpoint's step, silently: the schedule
+    is now in the checkpoint's state.json and another one is refused, naming the checkpoint, the
+    saved value and the given one. A checkpoint written before it was kept still resumes."""
+    from hotstart.learner import Callback
+    from hotstart.learner.checkpoint.layout import CHECKSUMS, sha256
+
+    class Crash(Exception):
+        pass
+
+    class CrashAt(Callback):
+        def after_batch(self):
+            if self.learner.fit_state.train_iter == 7:  # epoch 1, batch 1: after epoch 0's checkpoint
+                raise Crash
+
+    with pytest.raises(Crash):
+        mlp_learner(callbacks=[CrashAt()]).fit_one_cycle(3, 1e-2, checkpoint_dir=tmp_path)
+    last = checkpoints(tmp_path)[-1]
+    saved = json.loads((last / "state.json").read_text())["fit"]["schedule"]
+    assert saved == {"kind": "one_cycle", "lr_max": 0.01, "div": 25.0, "div_final": 1e5, "pct_start": 0.1,
+                     "moms": [0.95, 0.85, 0.95]}
+    with pytest.raises(UsageError, match=rf"cannot resume from {last}: it was written by a fit with another "
+                                         r"schedule \(schedule.lr_max: 0.01 in the checkpoint, 0.02 in this fit\)"):
+        mlp_learner().fit_one_cycle(3, 2e-2, resume=tmp_path)
+    with pytest.raises(UsageError, match=r"schedule.pct_start: 0.1 in the checkpoint, 0.5 in this fit"):
+        mlp_learner().fit_one_cycle(3, 1e-2, pct_start=0.5, resume=tmp_path)
+    with pytest.raises(UsageError, match=r"schedule.kind: \"one_cycle\" in the checkpoint, \"constant\" in this fit"):
+        mlp_learner().fit(3, 1e-2, resume=tmp_path)
+    ref = mlp_learner()
+    ref.fit_one_cycle(3, 1e-2)
+    resumed = mlp_learner()
+    resumed.fit_one_cycle(3, 1e-2, resume=tmp_path)  # the same schedule: resumed
+    assert all(torch.equal(v, _state(ref)[k]) for k, v in _state(resumed).items())
+
+    # a checkpoint of the format before (no "schedule" in its fit) resumes, unchecked
+    state = json.loads((last / "state.json").read_text())
+    del state["fit"]["schedule"]
+    data = json.dumps(state).encode()
+    (last / "state.json").write_bytes(data)
+    sums = json.loads((last / CHECKSUMS).read_text())
+    (last / CHECKSUMS).write_text(json.dumps({**sums, "state.json": sha256(data)}))
+    old = mlp_learner()
+    old.fit_one_cycle(3, 1e-2, resume=tmp_path)
+    assert all(torch.equal(v, _state(ref)[k]) for k, v in _state(old).items())
+
+
 def test_a_finished_fit_is_skipped_only_for_its_own_model(mlp_learner, make_learner, digits_small, tmp_path):
     """A folder whose newest checkpoint is a later fit's: the first fit of a new process finished
     before it, so it is skipped, as a resumed script skips it. With another model it returned at

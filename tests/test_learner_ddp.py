@@ -289,6 +289,127 @@ def test_a_nan_loss_on_one_rank_stops_every_rank():
     assert r0["errors"]["valid"].startswith("loss is not finite on another process (this is rank 0")
 
 
+FIT_CHECKS = Path(__file__).parent / "scripts" / "ddp_fit_checks.py"
+
+
+@prestart.job("ddp:small-valid")
+def _a_validation_split_smaller_than_the_processes(folder):
+    """ddp_fit_checks.py's ``small_valid`` case on 2 processes, killed after 120 s: a rank hung."""
+    return prestart.Job([sys.executable, FIT_CHECKS, folder, "--devices", "2", "--cases", "small_valid"],
+                        env=LAUNCH_ENV, unset=NOT_LAUNCHED, timeout=120)
+
+
+def _fit_checks(name: str):
+    """([rank 0's results, rank 1's], the job's folder) of a launch of ddp_fit_checks.py."""
+    proc = prestart.result(name)
+    if proc.timed_out:
+        pytest.fail("a rank hung:\n" + proc.stdout[-2000:] + proc.stderr[-2000:])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return [json.loads((proc.folder / f"rank{r}.json").read_text()) for r in (0, 1)], proc.folder
+
+
+@pytest.mark.slow
+@pytest.mark.prestart("ddp:small-valid")
+def test_a_validation_split_smaller_than_the_processes_validates_as_one_process():
+    """1 validation sample on 2 processes (a model with BatchNorm): rank 0 waited in DDP's buffer
+    broadcast at its first validation batch while rank 1, which had none, waited in the guard's
+    all-reduce, until gloo's timeout. Now evaluation runs outside DDP's wrapper: `validate` before
+    the fit, the fit's validation phases and `validate` over 5 samples (3 on rank 0, 2 on rank 1)
+    finish, every rank holds the same numbers, and they are one process's on the same weights and
+    samples (each sample counted once)."""
+    from safetensors.torch import load_file
+    from torch.utils.data import DataLoader
+
+    from hotstart.learner.backend import PlainBackend
+
+    checks = _script_module("ddp_fit_checks")
+    (r0, r1), folder = _fit_checks("ddp:small-valid")
+    assert "ok" in r0["small_valid"], r0["small_valid"]
+    assert r0["small_valid"] == r1["small_valid"]  # the same history and validations on every rank
+    got = r0["small_valid"]["ok"]
+    assert len(got["history"]) == 2
+    one = checks.learner(PlainBackend(), train=False)  # one process, the same initial weights and samples
+    assert got["before"] == pytest.approx(one.validate(), rel=1e-6)
+    one.task_model().load_state_dict(load_file(folder / "final.safetensors"))  # rank 0's weights at the end
+    last, want = got["history"][-1], one.validate()
+    assert last["accuracy"] == want["accuracy"] and last["valid_loss"] == pytest.approx(want["loss"], rel=1e-6)
+    five = one.validate(DataLoader(checks.VALID5, batch_size=2))
+    assert got["five"]["accuracy"] == five["accuracy"] and got["five"]["loss"] == pytest.approx(five["loss"], rel=1e-6)
+
+
+@prestart.job("ddp:disagree")
+def _processes_that_disagree(folder):
+    """ddp_fit_checks.py's cases where the processes disagree, on 2 processes, killed after 120 s."""
+    return prestart.Job([sys.executable, FIT_CHECKS, folder, "--devices", "2", "--cases",
+                         "batch_size,epochs,checkpoint,resume_error,lr,after"],
+                        env=LAUNCH_ENV, unset=NOT_LAUNCHED, timeout=120)
+
+
+@pytest.mark.slow
+@pytest.mark.prestart("ddp:disagree")
+def test_processes_that_disagree_about_a_fit_are_refused_together():
+    """Processes that disagree hung until gloo's 30-minute timeout: another batch size on one (4
+    batches an epoch against 2), other epochs, a checkpoint folder that one process alone sees (it
+    resumes, the other starts afresh), a resume folder missing on one process (it raised alone and
+    the other waited), another peak rate. Now every process raises the same error when the fit
+    starts, naming what differs and each rank's value, and a fit they agree on still runs."""
+    (r0, r1), folder = _fit_checks("ddp:disagree")
+    want = {"batch_size": ["batches per epoch: 2 on rank 0, 4 on rank 1 (another batch size",
+                           "optimizer steps in all: 2 on rank 0, 4 on rank 1"],
+            "epochs": ["epochs: 1 on rank 0, 2 on rank 1;"],
+            "checkpoint": ["checkpoint to resume from: ckpt-000-000000002-1 on rank 0, none on rank 1 (the "
+                           "checkpoint folder must be one folder that every process sees"],
+            "resume_error": ["checkpoint to resume from: ckpt-000-000000002-1 on rank 0, none: UsageError: "
+                             f"resume={str(folder / 'missing')!r}: no such folder"],
+            "lr": ['"lr_max": 0.01, "moms": [0.95, 0.85, 0.95], "pct_start": 0.25} on rank 0, ',
+                   '"lr_max": 0.02, "moms": [0.95, 0.85, 0.95], "pct_start": 0.25} on rank 1']}
+    for case, parts in want.items():
+        for rank, result in enumerate((r0, r1)):
+            error = result[case].get("error", f"no error: {result[case]}")
+            assert error.startswith("UsageError: the 2 processes of this run disagree about this fit"), (case, error)
+            assert error.endswith(f"this is rank {rank}"), (case, error)
+            for part in parts:
+                assert part in error, (case, rank, error)
+        assert r0[case]["error"][:-1] == r1[case]["error"][:-1]  # the same words on every rank
+    assert "batches per epoch" not in r0["epochs"]["error"]  # only what differs is named
+    assert r0["after"] == r1["after"] == {"ok": 1}  # the refusals left the processes in step
+
+
+def test_processes_that_agree_pay_one_small_collective():
+    """The start-of-fit check costs one collective of a few int64 per process, however long the
+    schedule's or the checkpoint's texts; a rank whose row differs is named with its value."""
+    from hotstart.learner.fit_agreement import check_processes_agree, fit_fingerprint
+    from hotstart.learner.fit_state import FitState, constant_schedule
+
+    class TwoRanks:  # rank 0 of 2; the other rank's row is this one's, changed by `other`
+        world_size, global_rank, device = 2, 0, torch.device("cpu")
+
+        def __init__(self, other=lambda row: row):
+            self.other, self.calls = other, []
+
+        def sum_tensors(self, tensors):
+            self.calls.append([t.numel() for t in tensors])
+            (table,) = tensors
+            return [torch.stack([table[0], self.other(table[0].clone())])]
+
+    class Seeded:
+        seed = 0
+
+    fs = FitState(n_epoch=3, n_iter=5, accumulate=1, fit_seed=1, fit_index=0, schedule=constant_schedule(1e-3))
+    fingerprint = fit_fingerprint(Seeded(), fs)
+    agreeing = TwoRanks()
+    check_processes_agree(agreeing, fingerprint)
+    assert agreeing.calls == [[2 * len(fingerprint)]]
+
+    def more_batches(row):
+        row[0] = 10  # "batches per epoch", the first field
+        return row
+
+    with pytest.raises(ValueError, match=r"disagree about this fit.*: batches per epoch: 5 on rank 0, 10 on rank 1 "
+                                         r"\(another batch size"):
+        check_processes_agree(TwoRanks(more_batches), fingerprint)
+
+
 def test_sync_bn_on_cpu_is_a_clear_error(make_learner):
     """torch's DDP refuses SyncBatchNorm on CPU modules with a bare ValueError deep in its setup;
     hotstart says what to do before the model is wrapped."""

@@ -63,6 +63,13 @@ class Backend(abc.ABC):
     def to_device(self, batch):
         """A batch (tuple of tensors) on the device."""
 
+    @abc.abstractmethod
+    def eval_module(self, model):
+        """The module an evaluation calls instead of the set-up `model`: under DDP, the model
+        without DDP's wrapper (with the precision's conversions), so that an evaluation makes no
+        collective and processes may read different numbers of batches (learner/eval_forward.py
+        says why); otherwise `model` itself."""
+
     # --- a training step ---------------------------------------------------------------------
     @abc.abstractmethod
     def autocast(self):
@@ -175,6 +182,9 @@ class PlainBackend(Backend):
             return batch
         return tuple(t.to(self.device, non_blocking=True) for t in batch)
 
+    def eval_module(self, model):
+        return model  # one process: no wrapper that synchronizes anything
+
     def autocast(self):
         if self.precision == BF16_MIXED:
             return torch.autocast(self.device.type, dtype=torch.bfloat16)
@@ -252,6 +262,15 @@ class FabricBackend(Backend):
 
     def to_device(self, batch):
         return self.fabric.to_device(batch)
+
+    def eval_module(self, model):
+        from lightning_fabric.strategies import DDPStrategy
+
+        if self.world_size == 1 or not isinstance(self.fabric.strategy, DDPStrategy):
+            return model  # FSDP / DeepSpeed shard the weights: their wrapper is the forward pass itself
+        from .eval_forward import EvalForward
+
+        return EvalForward(model.module, self.fabric.strategy.precision)  # Fabric's wrapper's .module: the user's
 
     def autocast(self):
         return self.fabric.autocast()

@@ -268,7 +268,8 @@ class ShardSampler(torch.utils.data.Sampler):
     size, and the two runs differ only in floating-point summation order (and BatchNorm, whose
     statistics are per process unless `sync_bn`). Validation: indices ``rank, rank + world_size, ...``, not padded, so the shards are
     disjoint and cover the set exactly once; metrics summed over processes count each sample
-    once (the processes may then see one batch more or less, harmless without gradients)."""
+    once (the processes may then see one batch more or less, or none: evaluation runs outside DDP's
+    wrapper, so no collective waits on a batch; learner/eval_forward.py)."""
 
     def __init__(self, n: int, rank: int, world_size: int, shuffle: bool):
         self.n, self.rank, self.world_size, self.shuffle = int(n), int(rank), int(world_size), shuffle

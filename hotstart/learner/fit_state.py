@@ -9,18 +9,69 @@ back with `from_dict` (learner/checkpoint/), so what is saved is exactly what th
 The learner exposes the fields that fastai's learner has (``n_epoch``, ``n_iter``, ``train_iter``,
 ``opt_step``, ``fit_index``, ``fit_seed``) as read-only properties; the state itself is
 ``learner.fit_state`` (None before the first fit; after a fit, that fit's final state).
+
+A schedule is code, not data, so what a checkpoint keeps of it, and what the processes of one run
+compare, is its `schedule_identity`: the hyperparameters it declares (`declared`: a plain fit's
+``lr``; `fit_one_cycle`'s ``lr_max``, ``div``, ``div_final``, ``pct_start`` and ``moms``), else its
+values at the fit's first, middle and last optimizer steps (a schedule function of your own).
 """
 from __future__ import annotations
 
+import json
+import numbers
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional, Tuple
 
 Schedule = Callable[[int, int], Tuple[object, Optional[float]]]  # (optimizer step, total) -> (lr, mom)
 
 
+def declared(schedule: Schedule, **hyperparameters) -> Schedule:
+    """`schedule`, carrying the hyperparameters that identify it as ``schedule.hyperparameters``,
+    which `schedule_identity` reads instead of calling it: `fit_one_cycle`'s schedule reads the
+    optimizer's parameter groups, which a fit does not have yet when the identity is needed (the
+    processes compare it before anything else), and named values make a clearer refusal."""
+    schedule.hyperparameters = hyperparameters
+    return schedule
+
+
 def constant_schedule(lr) -> Schedule:
     """The schedule of a plain ``fit(n, lr)``: `lr` at every step, momentum left as it is."""
-    return lambda step, total: (lr, None)
+    return declared(lambda step, total: (lr, None), kind="constant", lr=lr)
+
+
+def schedule_steps(total_steps: int) -> list[int]:
+    """The optimizer steps at which an undeclared schedule is compared: the first, middle and last."""
+    return sorted({0, total_steps // 2, max(0, total_steps - 1)})
+
+
+def schedule_identity(schedule: Schedule, total_steps: int) -> dict:
+    """What identifies `schedule` in a fit of `total_steps` optimizer steps, as JSON: its declared
+    hyperparameters (`declared`), else ``{"values": {step: [lr, momentum]}}`` at `schedule_steps`.
+    A checkpoint keeps it (``state.json``, ``fit.schedule``) and a resume compares it; the
+    processes of a run compare it when a fit starts. Slices are written ``"slice(a, b)"``, tensors
+    and arrays as lists, so that the same call gives the same JSON in every process."""
+    given = getattr(schedule, "hyperparameters", None)
+    if given is None:
+        given = {"values": {str(s): schedule(s, total_steps) for s in schedule_steps(total_steps)}}
+    return json.loads(json.dumps(_jsonable(given)))
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, slice):
+        return f"slice({_jsonable(value.start)!r}, {_jsonable(value.stop)!r})"
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if callable(getattr(value, "tolist", None)):  # a tensor or an array (a 0-d one is a number)
+        return _jsonable(value.tolist())
+    return repr(value)
 
 
 @dataclass
@@ -54,22 +105,27 @@ class FitState:
         size = min(k, self.n_iter - start)
         return i == start, i == start + size - 1, size
 
+    def schedule_identity(self) -> dict:
+        """This fit's `schedule_identity` (the module docstring says what it holds)."""
+        return schedule_identity(self.schedule, self.total_steps)
+
     def same_fit(self, other: "FitState") -> bool:
         """Whether `other` is this fit again: the same epochs, batches and accumulation, and the same
-        schedule (learning rates and momentum) at its first, middle and last steps. `Learner.fit`
-        continues a stopped fit from its checkpoint only when the new call is that fit (a re-run of
-        `fine_tune` starts with its first phase, which is another fit)."""
+        schedule (`schedule_identity`: its hyperparameters, or its values at the first, middle and
+        last steps). `Learner.fit` continues a stopped fit from its checkpoint only when the new call
+        is that fit (a re-run of `fine_tune` starts with its first phase, which is another fit)."""
         if (self.n_epoch, self.n_iter, self.accumulate) != (other.n_epoch, other.n_iter, other.accumulate):
             return False
-        total = self.total_steps
-        return all(self.schedule(s, total) == other.schedule(s, total) for s in {0, total // 2, max(0, total - 1)})
+        return self.schedule_identity() == other.schedule_identity()
 
     def to_dict(self) -> dict:
-        """Everything but the schedule (a function), as JSON; `total_steps` too, to check a resume."""
+        """Everything but the schedule (a function), as JSON, with the schedule's identity in its
+        place (a resume with another schedule is refused); `total_steps` too, to check a resume."""
         d = asdict(self)
         d.pop("schedule")
         d.pop("ended")  # a checkpoint is written by a fit that has not ended
         d["total_steps"] = self.total_steps
+        d["schedule"] = self.schedule_identity()
         return d
 
     @classmethod

@@ -23,7 +23,8 @@ yb)` says what to keep of each batch (Keras's ``predict_step``); ``run_eval(even
 also a fit's validation phase.
 
 The story of `fit`, top to bottom: it creates the fit's `FitState` (fit_state.py: schedule,
-accumulation, steps, seed; what a checkpoint saves), restores a checkpoint if asked, then for
+accumulation, steps, seed; what a checkpoint saves), checks that every process runs that same fit
+(fit_agreement.py, across processes), restores a checkpoint if asked, then for
 each epoch runs `_train_epoch` (every batch through `train_step`) and the validation phase
 (`_eval_loop` with events), then `after_epoch` and the epoch's checkpoint. The default callbacks
 read the loss without a device-to-host sync per batch (callbacks/recorder.py, nan_guard.py).
@@ -44,7 +45,8 @@ from ..arguments import check_int, check_number
 from ..errors import UsageError, UsageTypeError
 from .callbacks.base import Callback, CancelBatch, CancelEpoch, CancelFit
 from .data import set_epoch
-from .fit_state import FitState, constant_schedule
+from .fit_agreement import check_processes_agree, fit_fingerprint
+from .fit_state import FitState, constant_schedule, declared
 from .rng import derive_seed, fresh_seed, seeded_torch_rng
 from .optim import as_tuple, check_lr, group_lrs, set_hyper
 from .schedule import one_cycle_at
@@ -285,6 +287,9 @@ class Learner:
         any other call, or one without `resume`, is a new fit.
         A resume in the middle of an epoch reads that epoch's first batches again without training
         on them (the order and augmentations come from the seed, so they are the same batches).
+        Across processes, a fit starts with one small collective that checks every process runs
+        this same fit (batches, epochs, steps, seed, schedule, the checkpoint it resumes from): if
+        not, every process raises a `UsageError` naming what differs (learner/fit_agreement.py).
         `detect_anomaly` checks every module's output and gradient on every batch and names the first
         that is not finite (debugging)."""
         n_epoch = check_int("n_epoch", n_epoch, minimum=1)
@@ -302,11 +307,14 @@ class Learner:
         if self.train_loader is None:
             raise UsageError("this learner has no data to fit on: pass data to tasklearner / load_learner")
         self.setup()
-        ckpt = None
+        ckpt, unreadable = None, None
         if resume is not None:
             from .checkpoint import checkpoint_to_resume
 
-            ckpt = checkpoint_to_resume(resume, checkpoint_dir)
+            try:
+                ckpt = checkpoint_to_resume(resume, checkpoint_dir)
+            except Exception as e:  # noqa: BLE001 - raised below, once every process knows (fit_agreement.py)
+                unreadable = e
         stopped = self.fit_state if self.fit_state is not None and not self.fit_state.ended else None
         index = 0 if self.fit_state is None else self.fit_state.fit_index + 1  # each fit gets its own seed
         fs = FitState(n_epoch=n_epoch, n_iter=len(self._train_dl), accumulate=accumulate,
@@ -317,6 +325,10 @@ class Learner:
             # is that fit again (its length and schedule): it continues it, with its index and seed,
             # as a new process running the same script would
             fs.fit_index, fs.fit_seed = stopped.fit_index, stopped.fit_seed
+        if self.backend.world_size > 1:  # every process runs this fit, or all refuse it together (one collective)
+            check_processes_agree(self.backend, fit_fingerprint(self, fs, ckpt, unreadable), cause=unreadable)
+        if unreadable is not None:
+            raise unreadable
         self.fit_state = fs
         self._decide_compile(fs)
         if ckpt is not None and ckpt.fit_index > fs.fit_index:  # this fit finished before the kill
@@ -507,6 +519,10 @@ class Learner:
             pairs = [one_cycle_at(step, total, m, div, div_final, pct_start, moms) for m in lrs]
             return tuple(p[0] for p in pairs), pairs[0][1]
 
+        # what identifies it in a checkpoint and across processes (fit_state.py `schedule_identity`)
+        schedule = declared(schedule, kind="one_cycle", lr_max=lr_max, div=div, div_final=div_final,
+                            pct_start=pct_start, moms=moms)
+
         if sizes is not None:
             from .resize import ProgressiveResize
 
@@ -620,14 +636,25 @@ class Learner:
             return self._eval_loop(loader, keep=keep, transform=transform, events=events, epoch=epoch, seed=self.seed)
 
     def _eval_loop(self, loader, *, keep=None, transform=None, events=False, epoch=0, seed=0):
-        """`run_eval` without the RNG and model context (a fit's validation phase is inside its own)."""
+        """`run_eval` without the RNG and model context (a fit's validation phase is inside its own).
+
+        Across processes each one reads its own shard, which may hold a batch more or less than
+        another's, or none (learner/eval_forward.py): so while it runs, ``self.model`` is
+        ``backend.eval_module(model)``, the model outside DDP's wrapper, and no collective happens
+        inside the loop. A validation phase (`events`) first takes the first process's buffers
+        (BatchNorm's statistics), on every process, as DDP's first forward pass after training did."""
+        from .eval_forward import take_first_process_buffers
+
         self.training, self.dl = False, loader
         self.model.eval()
         set_epoch(loader, epoch, seed)
         kept = []
         outer, self.events_on = self.events_on, events and self.events_on
+        wrapped, self.model = self.model, self.backend.eval_module(self.model)
         try:
             self.event("before_validate")
+            if events:  # every process runs a validation phase; get_preds / predict may run on one alone
+                take_first_process_buffers(self)
             with torch.no_grad():
                 for self.iter, batch in enumerate(loader):
                     xb, yb = self._batch_to_device(batch)
@@ -645,7 +672,7 @@ class Learner:
                         kept.append(tuple(t.cpu() for t in keep(out.float(), xb, yb)))
             self.event("after_validate")
         finally:
-            self.events_on = outer
+            self.events_on, self.model = outer, wrapped
         return None if keep is None else tuple(torch.cat(ts) for ts in zip(*kept))
 
     def activation(self, output):

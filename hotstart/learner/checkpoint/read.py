@@ -3,7 +3,8 @@
 A checkpoint is checked before anything of it is used: its files against their checksums (a
 file changed on disk after the write is named, and the checkpoint before it is used), then, at
 `restore`, the task first (a checkpoint of another task is named as such, whatever else
-differs), the model's keys and shapes, and the fit's length (epochs, accumulation, steps).
+differs), the model's keys and shapes, the learner's seed, the fit's length (epochs,
+accumulation, steps) and its schedule (learning rates, momentum).
 """
 from __future__ import annotations
 
@@ -40,10 +41,7 @@ class CheckpointState:
         self._restore_callbacks(learner, before_checks=True)  # ProgressiveResize: the size the task is compared at
         self._check_task(learner)
         self._check_model(learner.task_model())
-        if m.get("seed") is not None and int(m["seed"]) != learner.seed:  # another split and augmentation
-            raise UsageError(f"cannot resume from {self.path}: it was written by a learner with seed={m['seed']}, "
-                             f"this one has seed={learner.seed} (another train / validation split, other "
-                             f"augmentations); build the learner with seed={m['seed']} to resume it")
+        self._check_seed(learner)
         if int(saved["n_epoch"]) != fit_state.n_epoch or int(saved["accumulate"]) != fit_state.accumulate:
             raise UsageError(f"cannot resume from {self.path}: it is a fit of {saved['n_epoch']} epochs with "
                              f"accumulate={saved['accumulate']}, this fit has {fit_state.n_epoch} epochs with "
@@ -51,6 +49,7 @@ class CheckpointState:
         if int(saved["total_steps"]) != fit_state.total_steps:
             raise UsageError(f"cannot resume from {self.path}: it has {saved['total_steps']} optimizer steps in all, "
                              f"this fit {fit_state.total_steps} (a different batch size or dataset?)")
+        self._check_schedule(fit_state)
         learner.task_model().load_state_dict(self.model, strict=True)
         learner.opt.load_state_dict(unflatten_optimizer(self.opt_tensors, m["optimizer"]))
         torch.set_rng_state(self.opt_tensors["rng.cpu"])
@@ -104,6 +103,28 @@ class CheckpointState:
             raise UsageError(f"cannot resume from {self.path}: it was written for another task ({where}: "
                              f"{_short(a)} in the checkpoint, {_short(b)} in this fit); resume with the task "
                              f"it was trained with, or give this fit another checkpoint folder")
+
+    def _check_seed(self, learner) -> None:
+        """The checkpoint's learner seed must be this learner's: another seed is another train /
+        validation split and other augmentations."""
+        saved = self.meta.get("seed")
+        if saved is not None and int(saved) != learner.seed:
+            raise UsageError(f"cannot resume from {self.path}: it was written by a learner with seed={saved}, "
+                             f"this one has seed={learner.seed} (another train / validation split, other "
+                             f"augmentations); build the learner with seed={saved} to resume it")
+
+    def _check_schedule(self, fit_state: FitState) -> None:
+        """The checkpoint's schedule must be this fit's (fit_state.py `schedule_identity`: the peak
+        rate and the other hyperparameters): another one would be spliced into the fit at the
+        checkpoint's step. A checkpoint written before the schedule was kept is not checked."""
+        saved = self.fit.get("schedule")
+        here = fit_state.schedule_identity()
+        if saved is not None and saved != here:
+            where, a, b = _first_difference(saved, here, "schedule")
+            raise UsageError(f"cannot resume from {self.path}: it was written by a fit with another schedule "
+                             f"({where}: {_short(a)} in the checkpoint, {_short(b)} in this fit); resume with the "
+                             f"learning rate and schedule it was trained with, or give this fit another checkpoint "
+                             f"folder")
 
     def _check_model(self, model) -> None:
         """The checkpoint's weights must fit `model`: the same keys and shapes, named if not."""

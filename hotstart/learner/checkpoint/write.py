@@ -2,7 +2,7 @@
 
 ``state.json`` holds what is not a tensor: the optimizer's scalars and parameter groups, the fit's
 `FitState` (``"fit"``: epochs, batches per epoch, accumulation, optimizer steps, batches done,
-the fit's seed and index; learner/fit_state.py) and the epoch to go on with (the loaders
+the fit's seed and index, and what identifies its schedule; learner/fit_state.py) and the epoch to go on with (the loaders
 reshuffle from ``(fit seed, epoch)``, so that and the batches done place the sampler exactly),
 the task, the Recorder's history, per-batch losses and running sums (every process's: each sums
 its own shard), and checkpointed callbacks' JSON.
