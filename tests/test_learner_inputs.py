@@ -1,5 +1,6 @@
 """What the learner reads: a path (str or PathLike) given to `predict`, `get_preds(items=)` or
-`test_loader` is read as an image, with errors naming the file; `validate` takes labelled raw data; batches are encoded with one intra-op thread, and the setting is restored."""
+`test_loader` is read as an image, with errors naming the file; `validate` takes labelled raw
+data; batches are encoded with one intra-op thread, and the setting is restored."""
 import pytest
 import torch
 
