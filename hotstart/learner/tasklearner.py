@@ -185,7 +185,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
     from .loop import Learner
     from ..models.factory import check_backbone, create_model
     from ..models.timm_backbone import timm_stats
-    from ..models.user_module import module_config
+    from ..models.user_module import whole_module_config
     from .rng import fresh_seed, seeded_torch_rng
 
     check_task(task)
@@ -256,7 +256,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
             model, model_config = create_model(task, backbone, pretrained=pretrained, layers=layers, ps=ps,
                                                emb_drop=emb_drop)
         else:
-            model_config = {"backbone": module_config(model)}
+            model_config = whole_module_config(model)
 
     if data is not None:
         task.check(model)  # shapes on meta tensors, before any data is read or weight trained (tasks/checks.py)
