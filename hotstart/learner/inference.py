@@ -53,7 +53,7 @@ class InputDataset(torch.utils.data.Dataset):
     def __getitem__(self, i):
         try:
             return encode_raw_input(self.task, self.items[i])
-        except (ValueError, TypeError) as e:
+        except (ValueError, TypeError, OSError) as e:  # OSError: a path that cannot be read (as predict's)
             raise type(e)(f"item {i}: {e}") from e
 
 
