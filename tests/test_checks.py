@@ -168,3 +168,26 @@ def test_a_model_that_cannot_run_on_meta_is_checked_by_one_real_forward(task16, 
     wrong_channels.body[0] = nn.Linear(8, 4)  # no conv first: only the forward pass can tell
     with pytest.raises(ModelTaskMismatch, match=r"fails on .*\(2, 1, 16, 16\) in layer body.0"):
         task16.check(wrong_channels)
+
+
+def test_tasklearner_leaves_the_environment_and_warnings_filters_as_they_were():
+    """The model check runs BatchNorm on meta tensors, which imports ``torch._dynamo`` (setting
+    ``TORCHINDUCTOR_CACHE_DIR``, and through sympy a warnings filter): a fresh interpreter, where
+    that import happens inside `tasklearner`, must see neither."""
+    import subprocess
+    import sys
+
+    code = """
+import os, sys, warnings
+from hotstart import ImageClassificationSingle, datasets, tasklearner
+data, blocks = datasets.load("digits")
+task = ImageClassificationSingle(blocks, size=(8, 8), augment={"flip": 0.0})
+environ, filters = dict(os.environ), list(warnings.filters)
+assert "torch._dynamo" not in sys.modules
+tasklearner(task, data.subset(list(range(40))), seed=0, progress=False)
+assert "torch._dynamo" in sys.modules  # else this test no longer tests the import it is about
+print(sorted(set(os.environ.items()) ^ set(environ.items())), [f for f in warnings.filters if f not in filters])
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[] []"

@@ -1,5 +1,6 @@
-"""What the learner reads: a path (str or PathLike) given to `predict` is read as an image, with
-errors naming the file; batches are encoded with one intra-op thread, and the setting is restored."""
+"""What the learner reads: a path (str or PathLike) given to `predict`, `get_preds(items=)` or
+`test_loader` is read as an image, with errors naming the file; `validate` takes labelled raw
+data; batches are encoded with one intra-op thread, and the setting is restored."""
 import pytest
 import torch
 
@@ -27,6 +28,30 @@ def test_predict_takes_a_path_str_or_pathlike(digits_task, tmp_path):
         assert got_label == label
         torch.testing.assert_close(got_probs, probs)
     assert probs.shape == (10,)
+
+
+def test_get_preds_and_test_loader_take_the_paths_predict_takes(digits_task, tmp_path):
+    """`get_preds(items=)` and `test_loader` read each item as `predict` does (`encode_raw_input`)."""
+    data, task = digits_task
+    learner = tasklearner(task, data.subset(list(range(100))), seed=0, progress=False)
+    paths = []
+    for i in range(3):
+        paths.append(tmp_path / f"{i}.png")
+        data.inputs[i].save(paths[i])
+    want = torch.stack([learner.predict(p)[1] for p in paths])
+    for items in ([str(p) for p in paths], paths, [data.inputs[0], str(paths[1]), paths[2]]):
+        probs, none = learner.get_preds(items=items)
+        assert none is None
+        torch.testing.assert_close(probs, want)
+    batch = next(iter(learner.test_loader([str(p) for p in paths])))
+    assert batch.shape[0] == 3
+
+
+def test_validate_takes_a_list_like_a_tuple(digits_task):
+    data, task = digits_task
+    learner = tasklearner(task, data.subset(list(range(100))), seed=0, progress=False)
+    xs, ys = [data.inputs[i] for i in range(100, 130)], [data.targets[i] for i in range(100, 130)]
+    assert learner.validate([xs, ys]) == learner.validate((xs, ys))
 
 
 def test_predict_path_errors_name_the_file(digits_task, tmp_path):

@@ -151,3 +151,16 @@ def test_validate_scores_labelled_raw_data_such_as_a_held_out_split(trained, dig
     assert by_data["accuracy"] == pytest.approx(float((probs.argmax(1) == targets).float().mean()), abs=1e-6)
     assert by_data["loss"] == pytest.approx(float(losses.mean()), rel=1e-5)
     assert len(targets) == 100 and trained.labelled_loader(held_out).batch_size == trained.valid_loader.batch_size
+
+
+def test_tta_reports_the_learners_metrics_not_the_tasks(make_learner):
+    """``tta`` scores the metrics of the learner's history (its ``metrics=``), through the same
+    metric objects: with beta=1 (the plain predictions) they equal `validate`'s."""
+    from hotstart.metrics import MulticlassAccuracy
+
+    learner = make_learner(metrics={"acc_again": MulticlassAccuracy(num_classes=10)})
+    learner.fit(1, 3e-3)
+    assert "acc_again" in learner.history[-1] and "accuracy" not in learner.history[-1]
+    result = learner.tta(n=1, beta=1.0, verbose=False)
+    assert list(result.without) == list(result.with_tta) == ["acc_again"]
+    assert result.without["acc_again"] == pytest.approx(learner.validate()["acc_again"])

@@ -115,3 +115,65 @@ def test_bf16_mixed_trains_saves_and_loads(make_learner, digits_small, tmp_path)
     loaded = hotstart.load_learner(tmp_path / "m", precision="bf16-mixed")  # no data: no loaders to set up
     assert "bf16-mixed" in repr(loaded)
     assert loaded.predict(data[0][0])[0] == learner.predict(data[0][0])[0]
+
+
+class _Body(torch.nn.Module):
+    """A backbone of the user's own (its class is code: load_learner needs it again)."""
+
+    num_features = 16
+
+    def __init__(self, width=16):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, width), torch.nn.ReLU())
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def _whole(width=10):
+    return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, width))
+
+
+def test_load_a_backbone_of_your_own_takes_the_backbone_or_the_whole_model(make_learner, digits_small, tmp_path):
+    import copy
+
+    learner = make_learner(backbone=_Body())
+    learner.fit(1, 3e-3)
+    learner.save(tmp_path / "m")
+    x = digits_small[0].inputs[0]
+    with pytest.raises(hotstart.errors.SavedModelError,
+                       match=r"backbone of class _Body .*model=_Body\(\.\.\.\)\), the backbone"):
+        hotstart.load_learner(tmp_path / "m")
+    for given in (_Body(), copy.deepcopy(learner.task_model())):  # the backbone (the head is added), or the whole
+        loaded = hotstart.load_learner(tmp_path / "m", model=given)
+        torch.testing.assert_close(loaded.predict(x)[1], learner.predict(x)[1])
+    with pytest.raises(hotstart.errors.SavedModelError,
+                       match=r"model passed as model= \(_Body\) is not the saved one: .*backbone of class _Body"):
+        hotstart.load_learner(tmp_path / "m", model=_Body(width=8))
+
+
+def test_a_whole_model_of_your_own_is_recorded_as_a_whole_model(make_learner, digits_small, tmp_path):
+    learner = make_learner(model=_whole())
+    learner.save(tmp_path / "m")
+    model_cfg = json.loads((tmp_path / "m" / "task.json").read_text())["model"]
+    assert model_cfg == {"kind": "module", "class": "Sequential"}  # not a "backbone": nothing is added to it
+    with pytest.raises(hotstart.errors.SavedModelError, match=r"a whole model of your class Sequential"):
+        hotstart.load_learner(tmp_path / "m")
+    loaded = hotstart.load_learner(tmp_path / "m", model=_whole())
+    x = digits_small[0].inputs[0]
+    torch.testing.assert_close(loaded.predict(x)[1], learner.predict(x)[1])
+    with pytest.raises(hotstart.errors.SavedModelError, match=r"model passed as model= \(Sequential\).*whole model"):
+        hotstart.load_learner(tmp_path / "m", model=_whole(width=12))
+
+
+def test_a_whole_model_saved_in_the_older_format_still_loads(make_learner, tmp_path):
+    """Saves before the whole-model format recorded ``{"backbone": {"kind": "module", ...}}``."""
+    learner = make_learner(model=_whole())
+    learner.save(tmp_path / "m")
+    path = tmp_path / "m" / "task.json"
+    meta = json.loads(path.read_text())
+    meta["model"] = {"backbone": meta["model"]}
+    path.write_text(json.dumps(meta))
+    with pytest.raises(hotstart.errors.SavedModelError, match=r"a whole model of your class Sequential"):
+        hotstart.load_learner(tmp_path / "m")
+    hotstart.load_learner(tmp_path / "m", model=_whole())

@@ -208,6 +208,8 @@ def test_test_loader_and_get_preds_items(disc_data):
     for i in (0, 7):
         np.testing.assert_allclose(learner.predict(items[i])[1], preds[i], atol=1e-5)
     with pytest.raises(ValueError, match="item 1"):
+        learner.get_preds(items=[items[0], 3.5])
+    with pytest.raises(FileNotFoundError, match="item 1: .*not an image"):  # a str is a path, as for predict
         learner.get_preds(items=[items[0], "not an image"])
 
 

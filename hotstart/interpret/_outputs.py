@@ -9,12 +9,23 @@ from ..errors import UsageTypeError
 
 
 def per_sample_loss(loss_func, out, y) -> torch.Tensor:
-    """The learner's loss for each sample: its own ``reduction="none"``, averaged within a sample."""
+    """The learner's loss for each sample: its own ``reduction="none"``, averaged within a sample.
+
+    A loss without ``reduction``, or one that has it but returns fewer values than samples (its
+    forward reduces whatever ``reduction`` says), is a `UsageTypeError` naming the loss: the
+    interpretation ranks samples by their losses, and cannot from a single number."""
+    name = type(loss_func).__name__
+    honour = (f"give {name} a `reduction` attribute that its forward honours: with reduction='none' it must "
+              f"return one loss per sample (torch's losses do)")
     fn = copy.copy(loss_func)
     if not hasattr(fn, "reduction"):
-        raise UsageTypeError(f"cannot compute per-sample losses with {type(loss_func).__name__}: it has no `reduction`")
+        raise UsageTypeError(f"cannot compute per-sample losses with {name}: it has no `reduction`; {honour}")
     fn.reduction = "none"
     loss = fn(out, y)
+    if not torch.is_tensor(loss) or loss.ndim == 0 or loss.shape[0] != len(out):
+        got = f"shape {tuple(loss.shape)}" if torch.is_tensor(loss) else type(loss).__name__
+        raise UsageTypeError(f"cannot compute per-sample losses with {name}: with reduction='none' it returned "
+                             f"{got} for a batch of {len(out)}, so its forward ignores `reduction`; {honour}")
     return loss.reshape(len(out), -1).mean(1) if loss.ndim > 1 else loss
 
 

@@ -75,11 +75,13 @@ class ClassificationInterpretation:
 
     def plot_top_losses(self, k: int = 9, *, ncols: int = 3, figsize=None):
         """The `k` worst samples, titled ``predicted / actual / loss / probability of predicted``."""
+        from ..show import input_view
         from ..show.images import draw_image, grid
 
+        task = self.learner.task
+        input_view(task, "plot_top_losses")  # an input block of your own: a clear error, not matplotlib's
         losses, idx = self.top_losses(k)
         ds = dataset_of(self.learner, self.loader)
-        task = self.learner.task
         fig, axes = grid(len(idx), ncols, figsize)
         for ax, loss, i in zip(axes, losses.tolist(), idx.tolist()):
             x, _ = ds[i]

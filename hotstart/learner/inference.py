@@ -8,6 +8,13 @@ import torch
 from ..errors import UsageError
 
 
+def encode_raw_input(task, raw_input):
+    """`raw_input` encoded as in inference, after the task loads it (``task.load_input``: an image
+    file's path becomes its image). The one reading of a raw input for `predict`, `get_preds(items=)`
+    and `test_loader`, so all three take the same inputs."""
+    return task.encode_input(task.load_input(raw_input))
+
+
 def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
     """Encode one raw input as in inference, run the model, decode: (label, probabilities).
 
@@ -15,7 +22,7 @@ def predict(learner, raw_input) -> tuple[Any, torch.Tensor]:
     """
     if learner.task is None:
         raise UsageError("predict needs the learner's task (build it with tasklearner)")
-    x = learner.task.encode_input(learner.task.load_input(raw_input))  # errors about the input as it is
+    x = encode_raw_input(learner.task, raw_input)  # errors about the input as it is
     out = learner.run_eval(torch.utils.data.DataLoader([x], batch_size=1), keep=lambda out, xb, yb: (out,))[0][0]
     return learner.task.decode_prediction(out, raw_input)  # back to the given image's size, where it matters
 
@@ -34,7 +41,8 @@ def get_preds(learner, loader=None):
 
 
 class InputDataset(torch.utils.data.Dataset):
-    """Raw inputs (no targets) encoded as in inference: what `Learner.test_loader` batches."""
+    """Raw inputs (no targets) encoded as in inference (`encode_raw_input`, as `predict` reads
+    one): what `Learner.test_loader` batches."""
 
     def __init__(self, task, items):
         self.task, self.items = task, items
@@ -44,8 +52,8 @@ class InputDataset(torch.utils.data.Dataset):
 
     def __getitem__(self, i):
         try:
-            return self.task.encode_input(self.items[i])
-        except (ValueError, TypeError) as e:
+            return encode_raw_input(self.task, self.items[i])
+        except (ValueError, TypeError, OSError) as e:  # OSError: a path that cannot be read (as predict's)
             raise type(e)(f"item {i}: {e}") from e
 
 

@@ -599,12 +599,13 @@ class Learner:
 
         `loader` (default: the validation set) is set up like the learner's own loaders (each
         process reads its shard, and the metrics are summed over processes). It may also be
-        labelled raw data, a `Data` or an ``(inputs, targets)`` pair, such as a held-out split:
-        ``learner.validate(data.split("test"))`` scores it through `labelled_loader`."""
+        labelled raw data, a `Data` or an ``(inputs, targets)`` pair (a list is read as a tuple),
+        such as a held-out split: ``learner.validate(data.split("test"))`` scores it through
+        `labelled_loader`."""
         from .callbacks.metrics import Metrics
 
-        if isinstance(loader, tuple):  # a Data (a tuple) or an (inputs, targets) pair: raw samples
-            loader = self.labelled_loader(loader)
+        if isinstance(loader, (tuple, list)):  # a Data (a tuple) or an (inputs, targets) pair, [inputs, targets] too
+            loader = self.labelled_loader(tuple(loader) if isinstance(loader, list) else loader)
         self.setup()
         self.epoch = 0
         self.run_eval(None if loader is None else self.backend.setup_dataloader(loader), events=True)

@@ -19,7 +19,7 @@ Which part of hotstart owns each argument (read this before adding one):
 | layers, ps, emb_drop   | models/tabular.py       | tables: MLP widths, dropouts, embedding dropout      |
 | compile                | learner/compiling.py,   | torch.compile of the backbone (False, True, None =   |
 |                        | compile_cache/policy.py | "auto": at each fit's start, if warm and long enough)|
-| channels_last          | learner/memory_format.py| the batches' layout (None: channels_last at 128 px+) |
+| channels_last          | learner/memory_format.py| the batches' layout (None: channels_last at 96 px+)  |
 | device, precision,     | learner/backend.py,     | one CPU process (fp32, or bf16 through autocast), or |
 | devices, strategy,     | learner/precision.py    | Lightning Fabric (GPU, other precisions, multi-      |
 | num_nodes, sync_bn,    |                         | process: devices=2 re-launches the script, torchrun /|
@@ -38,7 +38,7 @@ each said, with its reason, in the fit's first line (learner/choices.py):
 - ``precision=None``: bf16-mixed for image classification on hardware with bf16 units (CPUs with
   AMX or AVX-512 BF16, bf16-capable GPUs), fp32 elsewhere and for other tasks
   (learner/precision.py); ``"32-true"`` for fp32, ``"auto"`` for bf16 wherever it runs;
-- ``channels_last=None``: channels_last batches for convolutional models at 128x128 and up
+- ``channels_last=None``: channels_last batches for convolutional models at 96x96 and up
   (learner/memory_format.py);
 - ``compile=None`` ("auto"): compiled when a fit starts if the warmup warmed its configuration and
   the fit is long enough to gain (compile_cache/policy.py);
@@ -152,7 +152,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
             for folders too large for memory (not for masks and keypoints); False: every file
             read at every epoch (datasets/decoded_cache.py).
         channels_last: the batches' memory layout. None: channels_last for convolutional models
-            at 128x128 and up (resnet10t trained 1.14x as fast at 128x128 on a 2-core EPYC, and
+            at 96x96 and up (resnet10t trained 1.14x as fast at 128x128 on a 2-core EPYC, and
             0.92x at 32x32; learner/memory_format.py); True / False as given.
         epoch_repeats: passes over the training samples in one epoch, each copy augmented on its
             own (timm's ``--epoch-repeats``). A small folder needs several hundred steps to learn
@@ -185,7 +185,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
     from .loop import Learner
     from ..models.factory import check_backbone, create_model
     from ..models.timm_backbone import timm_stats
-    from ..models.user_module import module_config
+    from ..models.user_module import whole_module_config
     from .rng import fresh_seed, seeded_torch_rng
 
     check_task(task)
@@ -256,7 +256,7 @@ def tasklearner(task, data, *, backbone=None, model=None, batch_size: int | None
             model, model_config = create_model(task, backbone, pretrained=pretrained, layers=layers, ps=ps,
                                                emb_drop=emb_drop)
         else:
-            model_config = {"backbone": module_config(model)}
+            model_config = whole_module_config(model)
 
     if data is not None:
         task.check(model)  # shapes on meta tensors, before any data is read or weight trained (tasks/checks.py)

@@ -11,7 +11,8 @@ Where the views come from depends on the task:
   ``task.tta_views(n)`` gives pairs (apply to the encoded batch, undo on the output), e.g. a shift
   by one pixel and the output shifted back, so the views' predictions line up before averaging.
 
-The result holds the probabilities and the task's metrics with and without TTA.
+The result holds the probabilities and the learner's metrics (those of its history: its
+``metrics=``, by default the task's) with and without TTA.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from .rng import derive_seed
 class TTAResult:
     probs: torch.Tensor          # the averaged probabilities (the task's activation of the outputs)
     targets: torch.Tensor        # the encoded targets, in the loader's order
-    without: dict                # the task's metrics on the plain predictions
+    without: dict                # the learner's metrics on the plain predictions
     with_tta: dict               # the same metrics on `probs`
 
     def __iter__(self):  # probs, targets = learner.tta()
@@ -38,13 +39,13 @@ class TTAResult:
         return ", ".join(f"{k} {self.without[k]:.4f} -> {self.with_tta[k]:.4f} with TTA" for k in self.with_tta)
 
 
-def _metrics(task, probs, targets) -> dict:
-    out = {}
-    for name, metric in (task.metrics() if task is not None else {}).items():
-        metric.reset()
-        metric.update(probs, targets)
-        out[name] = float(metric.compute())
-    return out
+def _metrics(learner, probs, targets) -> dict:
+    """The learner's metrics (its ``metrics=``, those of its history) on `probs`: the `Metrics`
+    callback's objects, scored by `Metrics.score`."""
+    from .callbacks.metrics import Metrics
+
+    metrics = learner.cb(Metrics)
+    return {} if metrics is None else metrics.score(probs, targets)
 
 
 def _probs(learner, loader, transform=None, undo=None, epoch: int = 0):
@@ -73,7 +74,7 @@ def tta(learner, n: int = 4, *, loader=None, beta: float = 0.25, verbose: bool =
         for k in range(n):
             views.append(_probs(learner, aug_loader, epoch=k)[0])  # view k: augmentation epoch k
     probs = torch.lerp(torch.stack(views).mean(0), plain, beta)
-    result = TTAResult(probs, targets, _metrics(task, plain, targets), _metrics(task, probs, targets))
+    result = TTAResult(probs, targets, _metrics(learner, plain, targets), _metrics(learner, probs, targets))
     if verbose:
         print(f"tta (n={n}): {result.report()}")
     return result

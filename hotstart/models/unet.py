@@ -126,8 +126,9 @@ def encoder_from_config(cfg: dict) -> nn.Module:
         from .timm_backbone import create_timm
 
         return create_timm(cfg["name"], in_chans=cfg["in_chans"], features_only=True)
-    raise UsageError(f"cannot rebuild an encoder of kind {cfg['kind']!r} ({cfg.get('class')}); "
-                     f"pass model=... to load_learner")
+    raise UsageError(f"cannot rebuild an encoder of kind {cfg['kind']!r} ({cfg.get('class')}): its class is your "
+                     f"code; pass load_learner(path, model=...) the whole U-Net (as learner.task_model() was), "
+                     f"built as for training with your encoder")
 
 
 def feature_channels(encoder: nn.Module, in_chans: int, size) -> list[int]:

@@ -41,12 +41,6 @@ class ResultsTable:
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def is_table_task(task) -> bool:
-    from ..blocks.table import TableRow
-
-    return isinstance(task.input_block, TableRow)
-
-
 def results_table(task, raw_inputs, targets, outputs) -> ResultsTable:
     """The rows as given (``raw_inputs[i]``; missing cells shown as ``NA``), then ``truth``,
     ``prediction`` and, for classes, the predicted class's ``probability``, one row per output."""

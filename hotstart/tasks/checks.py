@@ -72,7 +72,19 @@ class RunningLayer:
 def run_on_meta(model, x_shape, *, record: bool = False, running: RunningLayer | None = None):
     """Run a meta copy of `model` (eval mode) on a meta tensor of `x_shape`:
     (output, [(module name, module, output shape)] when `record`). `model` itself is untouched.
-    `running`, when given, holds the name of the layer that ran last (the failing one after an error)."""
+    `running`, when given, holds the name of the layer that ran last (the failing one after an error).
+
+    It runs inside `contained_globals` (``os.environ`` put back by `restore_environ`, the
+    warnings filters, ...): BatchNorm on meta tensors imports ``torch._dynamo``, which sets
+    ``TORCHINDUCTOR_CACHE_DIR`` and (through sympy) adds a warnings filter, and a check of the
+    model must leave the application's process as it was."""
+    from ..contained_import import contained_globals
+
+    with contained_globals():
+        return _run_on_meta(model, x_shape, record=record, running=running)
+
+
+def _run_on_meta(model, x_shape, *, record: bool, running: RunningLayer | None):
     import torch
 
     model = meta_copy(model).eval()

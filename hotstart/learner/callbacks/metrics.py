@@ -67,6 +67,20 @@ class Metrics(Callback):
         better = getattr(self._build().get(name), "higher_is_better", None)
         return None if better is None else bool(better)
 
+    def score(self, preds: torch.Tensor, targets: torch.Tensor) -> dict[str, float]:
+        """Each metric's value on `preds` (already through `activation`, as the metrics see them
+        in a validation phase) and `targets`, outside a fit: `Learner.tta` scores its predictions
+        here, so that it reports the learner's metrics (``metrics=``), the ones in its history,
+        not the task's defaults. The metric objects are reset first; a validation resets them again."""
+        from ...metrics import read_on_host
+
+        metrics = self._build()
+        device = self.learner.device
+        for m in metrics.values():
+            m.reset()
+            m.update(preds.to(device), targets.to(device))
+        return read_on_host(metrics)[0]
+
     def before_epoch(self):
         # an epoch cancelled before validation must not report the previous epoch's numbers
         self.values = {name: math.nan for name in self.values}
