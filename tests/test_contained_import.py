@@ -98,7 +98,7 @@ def test_import_contained_raises_the_import_error_and_keeps_nothing():
 
 
 SCRIPT = Path(__file__).parent / "scripts" / "export_side_effects.py"
-EXPORTS = ["digits.pte", "digits.tflite", "digits-int8.pte", "digits-int8.tflite"]
+EXPORTS = ["digits.onnx", "digits.pte", "digits.tflite", "digits-int8.pte", "digits-int8.tflite"]
 
 
 def _export_tools_missing() -> list[str]:
@@ -107,15 +107,15 @@ def _export_tools_missing() -> list[str]:
 
 @prestart.job("exports:side-effects")
 def _exports(folder):
-    """tests/scripts/export_side_effects.py: four exports in a fresh interpreter (~30 s on 2 cores)."""
+    """tests/scripts/export_side_effects.py: five exports in a fresh interpreter (~30 s on 2 cores)."""
     return prestart.Job([sys.executable, SCRIPT, folder], env={"PYTHONPATH": str(Path(__file__).parents[1])},
                         timeout=600)
 
 
 @pytest.mark.prestart(*([] if _export_tools_missing() else ["exports:side-effects"]))
 def test_pte_and_tflite_exports_leave_rngs_logging_and_warnings_as_they_were():
-    """fp32 and int8 .pte and .tflite: the global RNGs (torch, numpy, random), the root logger's
-    handlers and level, ``logging.disable`` and ``warnings.filters`` come out of each export as
+    """.onnx, and fp32 and int8 .pte and .tflite: the global RNGs (torch, numpy, random), the root logger's
+    handlers and level, ``logging.disable``, ``warnings.filters`` and ``os.environ`` come out of each export as
     they went in, in a process where ExecuTorch and litert-torch are imported by the export."""
     lacking = _export_tools_missing()
     if lacking:

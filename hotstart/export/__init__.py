@@ -69,7 +69,20 @@ def export(learner, path, format: str | None = None, *, quantize: str | None = N
     """Export `learner` to `path`; `format` defaults from the suffix (`SUFFIXES`).
 
     ONNX int8 (``quantize="int8"``) takes ``measure=True`` to also report the validation accuracy of
-    the fp32 and int8 files and their latency (a validation pass and a benchmark: off by default)."""
+    the fp32 and int8 files and their latency (a validation pass and a benchmark: off by default).
+
+    The process is left as it was (`contained_globals`): torch's exporters import ``torch._dynamo``,
+    which sets ``TORCHINDUCTOR_CACHE_DIR`` in ``os.environ`` and adds warnings filters, and the
+    edge toolchains configure logging and draw from the global RNGs."""
+    from ..contained_import import contained_globals
+
+    with contained_globals():
+        return _export(learner, path, format, quantize=quantize, calibrate=calibrate, **kwargs)
+
+
+def _export(learner, path, format: str | None = None, *, quantize: str | None = None, calibrate: int = 256,
+                  **kwargs) -> ExportReport:
+    """`export`'s work, without putting the process's globals back (`export` does that around it)."""
     path = Path(path)
     if format is None:
         format = SUFFIXES.get(path.suffix.lower())

@@ -3,7 +3,8 @@
 A fresh interpreter, so that ExecuTorch, litert-torch and torchao are imported here for the first
 time, as in a user's script: their imports and calls configure logging (``logging.basicConfig``),
 add warnings filters and draw from the global RNGs unless hotstart contains them
-(hotstart/contained_import.py). A tiny untrained SmallCNN (8x8 digits) is exported to .pte and
+(hotstart/contained_import.py); torch's ONNX exporter sets ``TORCHINDUCTOR_CACHE_DIR`` (through
+``torch._dynamo``). A tiny untrained SmallCNN (8x8 digits) is exported to .onnx, then .pte and
 .tflite, fp32 and int8 (calibrated on 8 images); before each export the global RNGs are seeded
 and the process's state recorded. One ``RESULT {json}`` line per export: what it changed.
 """
@@ -58,7 +59,7 @@ def changed(before: dict, after: dict) -> list[str]:
     return out
 
 
-for name, options in [("digits.pte", {}), ("digits.tflite", {}),
+for name, options in [("digits.onnx", {}), ("digits.pte", {}), ("digits.tflite", {}),
                       ("digits-int8.pte", {"quantize": "int8", "calibrate": 8}),
                       ("digits-int8.tflite", {"quantize": "int8", "calibrate": 8})]:
     torch.manual_seed(0)
