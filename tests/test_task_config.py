@@ -245,3 +245,38 @@ def test_a_resume_accepts_the_task_with_a_tuple_parameter(digits_small, tmp_path
     resumed = learner()
     resumed.fit(2, 1e-3, resume=tmp_path)  # the task check compared [0.0, 1.0] with (0.0, 1.0): refused
     assert len(resumed.history) == 2
+
+
+class OwnJSON(ImageClassificationSingle):
+    """A subclass that carries its parameter the older way (its own ``to_dict`` and ``_from_params``)."""
+
+    def __init__(self, blocks, gamma=2.0, **kwargs):
+        super().__init__(blocks, **kwargs)
+        self.gamma = gamma
+
+    def to_dict(self):
+        return {**super().to_dict(), "gamma": self.gamma}
+
+    @classmethod
+    def _from_params(cls, d):
+        d = dict(d)
+        gamma = d.pop("gamma", 2.0)
+        task = super()._from_params(d)
+        task.gamma = gamma
+        return task
+
+
+def test_comparing_tasks_never_raises_even_with_an_undeclared_parameter():
+    a, b = _images(Undeclared, gamma=5.0), _images(Undeclared, gamma=5.0)
+    assert a == b and hash(a) == hash(b) and a in {b}
+    with pytest.raises(UsageTypeError, match="gamma"):  # writing its JSON still refuses to lose it
+        a.to_dict()
+
+
+def test_a_subclass_with_its_own_to_dict_keeps_its_parameter_through_rebuilds_and_equality():
+    task = _images(OwnJSON, gamma=5.0)
+    assert task.to_dict()["gamma"] == 5.0
+    assert task != _images(OwnJSON, gamma=2.0)
+    assert task.with_stats([0.1], [0.2]).gamma == 5.0
+    assert task.with_config(size=[16, 16]).gamma == 5.0
+    assert SupervisedTask.from_dict(json.loads(json.dumps(task.to_dict()))) == task

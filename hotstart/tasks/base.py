@@ -16,7 +16,7 @@ from ..encodings import Context, Encoding
 from ..errors import SampleError, UsageTypeError
 from ..kinds import Kinded
 from ..strict_json import json_form
-from .config import build, check_declared
+from .config import build, check_declared, manages_own_json
 
 
 class SupervisedTask(Kinded, family="task"):
@@ -333,21 +333,32 @@ class SupervisedTask(Kinded, family="task"):
     def with_config(self, **changes) -> "SupervisedTask":
         """A task of this class with this one's blocks and configuration, `changes` (JSON values, as
         `get_config` gives them) replacing some of it: ``task.with_config(size=[64, 64])``. Every
-        rebuild of a task goes through it, so a subclass's own parameters (`get_config`) are kept."""
-        config = json_form({**self._config(), **changes}, "", self.json_owner())
-        return type(self).from_config(self.blocks, config)
-
-    def _config(self) -> dict:
-        """`get_config`, checked to hold the constructor parameters a subclass adds (tasks/config.py)."""
-        config = self.get_config()
-        check_declared(type(self), config)
-        return config
+        rebuild of a task goes through it, so a subclass's own parameters are kept: those its
+        `get_config` declares, or those its own ``to_dict`` / ``_from_params`` carry (the older way)."""
+        d = self.to_dict()
+        d.pop("kind")
+        return type(self)._from_params(json_form({**d, **changes}, "", self.json_owner()))
 
     def to_dict(self) -> dict:
         """The task as JSON: its kind, blocks and configuration (`get_config`), the ``task.json`` of a
-        saved model; ``SupervisedTask.from_dict`` reads it back without unpickling."""
-        return json_form({"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks], **self._config()},
-                         "", self.json_owner())
+        saved model; ``SupervisedTask.from_dict`` reads it back without unpickling. Refused
+        (tasks/config.py) where `get_config` misses a constructor parameter the class adds: the
+        JSON would lose it."""
+        config = self.get_config()
+        check_declared(type(self), config)
+        return self._json(config)
+
+    def json_dict(self) -> dict:
+        """What ``==``, the hash and a checkpoint's task check compare: the JSON, as `to_dict` writes
+        it but not refused for an undeclared parameter (comparing two tasks must not raise). A class
+        that writes its own JSON (``to_dict``) is compared by it."""
+        if manages_own_json(type(self)):
+            return json_form(self.to_dict(), "", self.json_owner())
+        return self._json(self.get_config())
+
+    def _json(self, config: dict) -> dict:
+        return json_form({"kind": self.kind, "blocks": [b.to_dict() for b in self.blocks], **config}, "",
+                         self.json_owner())
 
     @classmethod
     def _from_params(cls, d: dict) -> "SupervisedTask":

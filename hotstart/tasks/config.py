@@ -27,13 +27,15 @@ RESERVED = ("kind", "blocks")
 
 def check_declared(task_cls: type, config: dict[str, Any]) -> None:
     """Refuse a configuration of `task_cls` that misses a constructor parameter the class adds
-    (see the module docstring), or that holds a reserved key (`RESERVED`)."""
+    (see the module docstring), or that holds a reserved key (`RESERVED`). A class that writes and
+    reads its own JSON (`manages_own_json`) is not checked: its ``to_dict`` may carry what its
+    ``get_config`` does not."""
     name = task_cls.__qualname__
     reserved = [k for k in RESERVED if k in config]
     if reserved:
         raise UsageTypeError(f"{name}.get_config() returns {reserved}: these keys are the task's kind and blocks, "
                              f"which its JSON holds already; name the parameter otherwise")
-    missing = [p for p in added_parameters(task_cls) if p not in config]
+    missing = [] if manages_own_json(task_cls) else [p for p in added_parameters(task_cls) if p not in config]
     if missing:
         example = ", ".join(f'"{p}": self.{p}' for p in missing)
         raise UsageTypeError(
@@ -42,6 +44,19 @@ def check_declared(task_cls: type, config: dict[str, Any]) -> None:
             f"setup, set_size, with_stats) or saved and loaded, and the task would silently use the default. "
             f"Declare {'it' if len(missing) == 1 else 'them'} in {name}: "
             f"def get_config(self): return {{**super().get_config(), {example}}}")
+
+
+@functools.lru_cache(maxsize=None)
+def manages_own_json(task_cls: type) -> bool:
+    """Whether a class of the user's, below hotstart's task it derives from, defines ``to_dict`` or
+    ``_from_params``: the way a subclass carried its own parameters before ``get_config`` (the
+    ``Kinded`` docstring's override points), which still works."""
+    for cls in task_cls.__mro__:
+        if is_hotstart_class(cls):
+            return False
+        if "to_dict" in vars(cls) or "_from_params" in vars(cls):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=None)
