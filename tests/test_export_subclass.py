@@ -10,7 +10,10 @@ import torch
 import torch.nn as nn
 
 from hotstart import ImageClassificationSingle, datasets, tasklearner
+from hotstart.blocks import Image, ImageTensor, Label
+from hotstart.encodings import Encoding
 from hotstart.errors import UsageError
+from hotstart.export.metadata import exported_kind
 from hotstart.predictor import Predictor
 
 
@@ -58,3 +61,33 @@ def test_a_task_that_overrides_the_activation_is_refused_naming_it_and_writes_no
     with pytest.raises(UsageError, match=r"TemperedDigits.*overrides activation.*ImageClassificationSingle"):
         learner.export(tmp_path / "m.onnx")
     assert list(tmp_path.iterdir()) == []
+
+
+class Invert(Encoding):
+    def encoded_block(self, block):
+        return block if isinstance(block, ImageTensor) else None
+
+    def encode(self, block, value, context, rng=None):
+        return -value
+
+
+class InvertedDigits(ImageClassificationSingle):  # an encoding the runtime would not apply: refused
+    def __init__(self, blocks, **kwargs):
+        super().__init__(blocks, **kwargs)
+        self.encodings = (*self.encodings, Invert())
+
+
+class WeightedDigits(ImageClassificationSingle):  # its own declared parameter: exports as its parent
+    def __init__(self, blocks, weight=1.0, **kwargs):
+        super().__init__(blocks, **kwargs)
+        self.weight = weight
+
+    def get_config(self):
+        return {**super().get_config(), "weight": self.weight}
+
+
+def test_a_task_whose_encodings_differ_from_its_parents_is_refused_and_its_own_parameters_are_not():
+    blocks = (Image(channels=1), Label(["a", "b"]))
+    with pytest.raises(UsageError, match=r"encodings .*Invert.* differ"):
+        exported_kind(InvertedDigits(blocks, size=8))
+    assert exported_kind(WeightedDigits(blocks, size=8, weight=3.0)) == "ImageClassificationSingle"

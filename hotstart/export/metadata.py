@@ -109,7 +109,33 @@ def exported_kind(task) -> str:
                          f"{', '.join(changed)}, which an exported model's runtime does as {base.kind} does "
                          f"(from the model's metadata, without your class); export a {base.kind} model, or "
                          f"predict with learner.predict")
+    _check_encodes_as(task, base)
     return base.kind
+
+
+def _check_encodes_as(task, base: type) -> None:
+    """Refuse `task` (a subclass of exportable `base`) if its encodings or encoded blocks differ from
+    those of a `base` task with the same blocks and configuration: a runtime prepares inputs from the
+    metadata as `base` does, so a subclass that adds or swaps an encoding in its constructor would
+    be fed other inputs than it was trained on."""
+    from ..strict_json import json_form
+    from ..tasks.config import added_parameters
+
+    own = task.get_config()
+    config = json_form({k: v for k, v in own.items() if k not in added_parameters(type(task))}, "",
+                       task.json_owner())
+    try:
+        parent = base.from_config(task.blocks, config)
+    except Exception as e:  # noqa: BLE001 - any failure means: not exportable as `base`
+        raise UsageError(f"exporting a {task.kind} model as {base.kind}: a {base.kind} with its blocks and "
+                         f"configuration cannot be built ({type(e).__name__}: {e})") from e
+    ours = [e.to_dict() for e in task.encodings]
+    theirs = [e.to_dict() for e in parent.encodings]
+    if ours != theirs or task.encoded_blocks() != parent.encoded_blocks():
+        kinds = lambda encodings: [e["kind"] for e in encodings]  # noqa: E731
+        raise UsageError(f"exporting a {task.kind} model is not supported: its encodings {kinds(ours)} differ from "
+                         f"those of a {base.kind} with the same configuration {kinds(theirs)}, and an exported "
+                         f"model's runtime prepares inputs as {base.kind} does; predict with learner.predict")
 
 
 def task_metadata(task, *, input_name: str = "input", output_name: str = "logits") -> dict[str, str]:
