@@ -138,6 +138,17 @@ def read_manifest(root=None) -> dict:
     return load_manifest(root)[0]
 
 
+def read_manifest_timed(root=None) -> tuple[dict, int | None]:
+    """``(read_manifest(root), the manifest's mtime_ns)``: what a fit's quick check of an entry's
+    files needs (artifacts.py ``integrity``'s `trusted_before`). The time is read first: a manifest
+    replaced in between is newer than it, which only makes the check hash more. None: no manifest."""
+    try:
+        written = manifest_path(root).stat().st_mtime_ns
+    except OSError:
+        written = None
+    return read_manifest(root), written
+
+
 @contextlib.contextmanager
 def manifest_lock(root=None, timeout: float = 60.0):
     """An exclusive lock on the cache's ``manifest.lock`` (POSIX ``flock``; Windows ``msvcrt``),
@@ -262,10 +273,12 @@ def is_warm(key: str | None, root=None) -> bool:
     `compile_decision` looks the key up the same way). False for ``key=None`` (a custom module,
     which no warmup can name), for a missing or damaged manifest (`read_manifest` keeps only
     the well-formed entries), and for an entry whose recorded compiled files are missing or changed
-    (artifacts.py ``integrity``: a damaged cache is cold, whatever its manifest says)."""
+    (artifacts.py ``integrity``: a damaged cache is cold, whatever its manifest says). Asked when a
+    fit starts: files unchanged in size and mtime since the warmup recorded them are not hashed."""
     from .artifacts import DAMAGED, integrity
 
     if key is None:
         return False
-    entry = read_manifest(root)["entries"].get(key)
-    return entry is not None and integrity(root, entry)[0] != DAMAGED
+    data, written = read_manifest_timed(root)
+    entry = data["entries"].get(key)
+    return entry is not None and integrity(root, entry, trusted_before=written)[0] != DAMAGED
