@@ -177,3 +177,59 @@ def test_a_fit_start_hashes_a_file_whose_mtime_is_not_to_be_trusted(tmp_path, mo
         assert hashed.count("entry1") == 2
     else:
         assert hashed == ["entry1", "entry1"]  # that file only, once per check
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the concurrent warmup is a forked child")
+def test_a_repair_keeps_what_a_concurrent_warmup_compiled_again_and_records(tmp_path, monkeypatch):
+    """While one warmup repairs, another has just compiled the damaged graph again (Inductor writes
+    the fresh file, no lock of ours) and records it. Before, the repair checked without the lock and
+    deleted after it: it deleted the fresh file and dropped the fresh entry."""
+    import time
+
+    import hotstart.compile_cache.repair as repair_mod
+
+    base = _warmed(tmp_path)
+    rel = "ab/cabc.main.so"
+    (base / rel).write_bytes(b"garbage")
+    fresh = b"\x7fELF" + b"fresh" * 20
+    real_problems, pids = repair_mod.problems, []
+
+    def then_another_warmup_writes(root, artifacts, *a, **k):
+        found = real_problems(root, artifacts, *a, **k)
+        if not pids:
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the other warmup: a fresh kernel, then its record (which takes the lock)
+                try:
+                    os.close(r)
+                    (base / rel).write_bytes(fresh)
+                    os.write(w, b"x")
+                    record(KEY, workload="digits", seconds=31.0, device="cpu", root=tmp_path,
+                           artifacts=fingerprint(tmp_path, [rel]))
+                    os._exit(0)
+                finally:
+                    os._exit(1)
+            os.close(w)
+            assert os.read(r, 1) == b"x"
+            pids.append(pid)
+            time.sleep(0.5)  # time for its record, had the repair not held the lock
+        return found
+    monkeypatch.setattr(repair_mod, "problems", then_another_warmup_writes)
+    repair_mod.repair(tmp_path)
+    _, status = os.waitpid(pids[0], 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert (base / rel).read_bytes() == fresh
+    entry = read_manifest(tmp_path)["entries"][KEY]
+    assert entry["seconds"] == 31.0 and is_warm(KEY, tmp_path)
+
+
+def test_a_repair_deletes_a_damaged_file_and_drops_only_an_entry_that_still_records_it(tmp_path):
+    from hotstart.compile_cache.manifest import drop
+
+    base = _warmed(tmp_path)
+    (base / "ab/cabc.main.so").write_bytes(b"garbage")
+    entry = read_manifest(tmp_path)["entries"][KEY]
+    assert drop([KEY], tmp_path, expected={KEY: {"other": {"size": 1, "sha256": "0" * 64}}}) == []
+    assert KEY in read_manifest(tmp_path)["entries"]
+    assert drop([KEY], tmp_path, expected={KEY: entry["artifacts"]}) == [KEY]
+    assert KEY not in read_manifest(tmp_path)["entries"]

@@ -252,18 +252,27 @@ def mark_cache(root=None) -> None:
             atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
 
 
-def drop(keys, root=None) -> None:
+def drop(keys, root=None, *, expected: dict | None = None, lock_held: bool = False) -> list[str]:
     """Remove the entries `keys` (those present) from the manifest, under the lock, atomically: a
-    configuration whose compiled files are damaged is not warm until the warmup records it again."""
+    configuration whose compiled files are damaged is not warm until the warmup records it again.
+    Returns the keys dropped.
+
+    `expected` ({key: its entry's artifacts as the caller saw them}): drop a key only while its
+    entry still records those, so a warmup that re-recorded it since (fresh files) keeps its entry.
+    `lock_held`: the caller holds `manifest_lock` already (repair.py holds it across its check, its
+    deletions and this); the lock is not reentrant, so taking it again would wait for ourselves."""
     from ..atomic import atomic_write_bytes
 
-    with manifest_lock(root), writes(cache_dir(root)):
+    with contextlib.nullcontext() if lock_held else manifest_lock(root), writes(cache_dir(root)):
         data = read_manifest(root)
-        if not any(k in data["entries"] for k in keys):
-            return
-        for k in keys:
-            data["entries"].pop(k, None)
+        gone = [k for k in keys if k in data["entries"]
+                and (expected is None or data["entries"][k].get(ARTIFACTS_FIELD) == expected.get(k))]
+        if not gone:
+            return []
+        for k in gone:
+            del data["entries"][k]
         atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
+        return gone
 
 
 def is_warm(key: str | None, root=None) -> bool:
