@@ -7,17 +7,27 @@ weights beside an old task. So the whole folder is swapped:
 1. write every file into a temporary folder beside the target (``.NAME.new-XXXX``), fsync'd;
 2. rename the current folder aside (``.NAME.old-XXXX``), if there is one;
 3. rename the temporary folder to the target;
-4. remove the old folder.
+4. rename the old folder to ``.NAME.del-XXXX`` and remove that.
 
-A process killed between 2 and 3 leaves no folder at the target, only the complete old one
-beside it: `read_folder` then reads that (the last committed set), and the next `write_folder`
-puts it back before doing anything else, then removes leftovers of interrupted writes. A
-`read_folder` does the same cleanup when it is provably safe: when no writer holds the lock
-below (a writer killed by SIGKILL no longer does), so a killed save's ``.NAME.new-XXXX`` folder
-does not stay beside the model until the next save. Killed
-anywhere else, the target holds the old set or the new one. Writers to one parent folder take
-turns (an exclusive ``flock`` on that folder, where the platform has it), so a writer cleaning up
-never removes another writer's temporary folder.
+Writers to one parent folder take turns (an exclusive ``flock`` on that folder, where the platform
+has it), and each writer, holding that lock, first finishes what a killed writer left (`_recover`):
+if the target is missing, it renames the newest ``.NAME.old-*`` back to the target, then it renames
+every other leftover to a ``.del-`` name and removes it. Why that restores the last committed set,
+whatever the file sets of the killed write and the next one (an export's files depend on its options,
+so "the old folder holds every new name" says nothing), at each point a writer can be killed:
+
+- in 1: the target holds the old set (or, at a first write, there is none); ``.new-`` is removed.
+- between 2 and 3: no target; ``.old-`` is the old set, whole (it was moved aside by one rename),
+  and it is the only ``.old-`` folder: the killed writer discarded every other one before its
+  step 2, holding the lock (a leftover it cannot rename away is an error, not skipped). Restored.
+- between 3 and 4: the target holds the new set; the ``.old-`` folder is stale and discarded.
+- in 4: the target holds the new set. An ``.old-`` folder is only ever renamed, never emptied in
+  place: a half-removed one is named ``.del-`` and is never taken for a committed set.
+
+So a killed writer always leaves the old set or the new one, at the target or, between 2 and 3,
+beside it: `read_folder` reads that one then. A `read_folder` also does the cleanup when it is
+provably safe: when no writer holds the lock (a writer killed by SIGKILL no longer does), so a
+killed save's ``.NAME.new-XXXX`` folder does not stay beside the model until the next save.
 
 A reader opens the folder once and reads every file through that handle (``dir_fd``), so a swap
 in the middle of a read cannot hand it one file from each set; if the old set is removed while
@@ -31,19 +41,25 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import shutil
 import stat
 import tempfile
 from pathlib import Path
+from typing import Callable, Iterable, Union
 
 from .atomic import atomic_write_bytes, default_folder_mode, fsync_dir
 
 __all__ = ["read_folder", "write_folder"]
 
-_NEW, _OLD = ".new-", ".old-"
+_NEW, _OLD, _DEL = ".new-", ".old-", ".del-"
+
+Replaces = Union[Iterable[str], Callable[[Path], Iterable[str]]]
+"""`write_folder`'s `replaces`: the names it may replace, or a function of the folder that says
+which (called while the writers' lock is held, after a killed writer's set was put back)."""
 
 
-def write_folder(path, files: dict[str, bytes], replaces=None) -> Path:
+def write_folder(path, files: dict[str, bytes], replaces: Replaces | None = None) -> Path:
     """Make the folder `path` hold exactly `files` ({name: bytes}), replacing it as a unit.
 
     An existing folder is replaced only if it holds nothing but the names `replaces`: by default
@@ -51,14 +67,17 @@ def write_folder(path, files: dict[str, bytes], replaces=None) -> Path:
     which files are its own passes them (an export folder's manifest, hotstart/export/manifest.py:
     an earlier export with more files, and not a file of yours that has one of the new names).
     Anything else there would be deleted with it, so that raises `FileExistsError` naming those
-    files instead.
+    files instead. A callable `replaces` is given the folder and asked while this write holds the
+    writers' lock, after recovery: a check of the folder's content made before taking the lock
+    could be stale by the time of the swap (another writer's set, a killed writer's set put back).
     """
     path = Path(os.path.abspath(path))  # "." or "model/" get a real name and parent
     parent = path.parent
     parent.mkdir(parents=True, exist_ok=True)
     with _writers_take_turns(parent):
-        _recover(path, files)  # a killed writer's leftovers: stale, since we hold the writers' lock
-        mode = _check_replaceable(path, set(files if replaces is None else replaces))
+        _recover(path, strict=True)  # a killed writer's leftovers: stale, since we hold the writers' lock
+        ours = files if replaces is None else replaces(path) if callable(replaces) else replaces
+        mode = _check_replaceable(path, set(ours))
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}{_NEW}", dir=parent))
         old = parent / f".{path.name}{_OLD}{tmp.name.rsplit('-', 1)[-1]}"
         moved_aside = False
@@ -78,7 +97,7 @@ def write_folder(path, files: dict[str, bytes], replaces=None) -> Path:
             raise
         fsync_dir(parent)
         if moved_aside:
-            shutil.rmtree(old, ignore_errors=True)  # a leftover is removed by the next write
+            _discard(path, old, strict=False)  # one that stays is removed by the next write
     return path
 
 
@@ -167,15 +186,39 @@ def _complete_leftovers(path: Path, names, tag: str):
             yield p
 
 
-def _recover(path: Path, files) -> None:
-    """Finish what a killed writer left: restore the committed set, remove temporary folders."""
+def _recover(path: Path, strict: bool) -> None:
+    """Finish what a killed writer left; the caller holds the writers' lock.
+
+    With no target, the newest ``.old-`` folder is the last committed set, whatever files it holds
+    (the module docstring says why): it is renamed back. Every other leftover is discarded. `strict`
+    (a writer): a leftover that cannot be renamed away is an `OSError` naming it, so that the writer
+    never moves a second set aside beside it; a reader leaves it."""
     if not path.exists() and not path.is_symlink():
-        committed = next(_complete_leftovers(path, files, _OLD), None)
+        committed = next((p for p in _leftovers(path, _OLD) if p.is_dir() and not p.is_symlink()), None)
         if committed is not None:
             os.rename(committed, path)
-    for p in _leftovers(path, _OLD) + _leftovers(path, _NEW):
+            fsync_dir(path.parent)
+    for p in _leftovers(path, _OLD) + _leftovers(path, _NEW) + _leftovers(path, _DEL):
         if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p, ignore_errors=True)
+            _discard(path, p, strict)
+
+
+def _discard(path: Path, folder: Path, strict: bool) -> None:
+    """Remove `folder`, a leftover beside `path`: renamed to a ``.del-`` name first (one rename: an
+    ``.old-`` folder is never seen half removed), then removed, as far as it can be."""
+    if not folder.name.startswith(f".{path.name}{_DEL}"):
+        doomed = path.parent / f".{path.name}{_DEL}{secrets.token_hex(6)}"
+        try:
+            os.rename(folder, doomed)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            if strict:
+                raise OSError(e.errno, f"cannot remove {folder}, left by an interrupted write of the folder "
+                                       f"beside it ({e.strerror}); remove it by hand", str(folder)) from e
+            return
+        folder = doomed
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _clean_up_if_no_writer(path: Path, names) -> None:
@@ -184,11 +227,11 @@ def _clean_up_if_no_writer(path: Path, names) -> None:
     writer holds it from before it creates its temporary folder until after it removes it, and a
     killed writer's lock is released by the kernel). A busy lock, or a folder we may not write:
     nothing is touched, and the read goes on."""
-    if not (_leftovers(path, _NEW) or _leftovers(path, _OLD)):
+    if not (_leftovers(path, _NEW) or _leftovers(path, _OLD) or _leftovers(path, _DEL)):
         return
     with contextlib.suppress(OSError), _writers_take_turns(path.parent, wait=False) as ours:
         if ours:
-            _recover(path, names)
+            _recover(path, strict=False)
 
 
 def _check_replaceable(path: Path, ours) -> int:

@@ -138,3 +138,144 @@ def test_a_name_that_is_not_a_file_is_an_error_naming_its_path(tmp_path, what):
         signal.signal(signal.SIGALRM, before)
     assert info.value.filename == str(folder / "b.bin")
     assert str(folder / "b.bin") in str(info.value)
+
+
+# --- recovery puts back the committed set, whatever files the next write has -------------------
+#
+# The swap (atomic_folder.py's docstring) is killed at each point, in a child (SIGKILL), and the
+# next write, whose file set differs from the killed one's (an export's depends on its options),
+# fails while writing its temporary folder (a full disk). The folder must hold a whole set, the
+# old one or the new one. Before, recovery put the old set back only if it held every name of the
+# *next* write's set, and removed it otherwise: the folder was gone.
+
+OTHER = {"a.bin": b"other a", "c.bin": b"other c"}  # another file set: what a re-export with other options writes
+LEGACY = {"a.bin": b"legacy a"}  # fewer files than either
+
+
+def _pause_child_at_rename(folder, files, nth):
+    """Fork a child that writes `files` into `folder` and stops forever after its `nth` rename of a
+    folder (1: the old set moved aside; 2: the new set moved in); returns its pid."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            real_rename, count = os.rename, [0]
+
+            def rename(src, dst):
+                real_rename(src, dst)
+                count[0] += 1
+                if count[0] == nth:
+                    os.write(w, b"x")
+                    time.sleep(600)
+            af.os.rename = rename
+            write_folder(folder, files)
+        finally:
+            os._exit(1)
+    os.close(w)
+    assert os.read(r, 1) == b"x", "the child died before pausing"
+    os.close(r)
+    return pid
+
+
+def _pause_child_in_removal(folder, files):
+    """Fork a child that writes `files` into `folder` and stops forever halfway through removing
+    the old set (one file of it deleted); returns its pid."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+
+            def rmtree(p, *a, **k):
+                os.unlink(os.path.join(p, sorted(os.listdir(p))[0]))
+                os.write(w, b"x")
+                time.sleep(600)
+            af.shutil.rmtree = rmtree
+            write_folder(folder, files)
+        finally:
+            os._exit(1)
+    os.close(w)
+    assert os.read(r, 1) == b"x", "the child died before pausing"
+    os.close(r)
+    return pid
+
+
+def _failing_write(folder, files, monkeypatch, replaces=(*OLD, *NEW, *OTHER)):
+    """A write of `files` into `folder` that fails writing its temporary folder (ENOSPC)."""
+    def full(path, data):
+        raise OSError(28, "No space left on device", str(path))
+    with monkeypatch.context() as m:
+        m.setattr(af, "atomic_write_bytes", full)
+        with pytest.raises(OSError, match="No space left"):
+            write_folder(folder, files, replaces=replaces)
+
+
+def _contents(folder):
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize("kill_at", ["after the first file", "between the renames", "after the renames",
+                                     "in the removal"])
+@pytest.mark.parametrize("old_set", [OLD, LEGACY], ids=["same names", "fewer names"])
+def test_a_failed_write_after_a_killed_one_leaves_a_whole_set(tmp_path, monkeypatch, kill_at, old_set):
+    folder = tmp_path / "model"
+    write_folder(folder, old_set)
+    if kill_at == "after the first file":
+        pid = _pause_child_at(kill_at, folder)
+    elif kill_at == "in the removal":
+        pid = _pause_child_in_removal(folder, NEW)
+    else:
+        pid = _pause_child_at_rename(folder, NEW, 1 if kill_at == "between the renames" else 2)
+    _kill(pid)
+    _failing_write(folder, OTHER, monkeypatch)
+    committed = old_set if kill_at in ("after the first file", "between the renames") else NEW
+    assert _contents(folder) == committed
+    assert _beside(folder) == []
+    write_folder(folder, OTHER, replaces={*OLD, *NEW})  # and the next write replaces it
+    assert _contents(folder) == OTHER and _beside(folder) == []
+
+
+def test_the_newest_old_folder_is_the_committed_set_even_with_none_of_the_new_names(tmp_path, monkeypatch):
+    """Simulated on disk: the target missing, an older export (other names) moved aside."""
+    folder = tmp_path / "site"
+    old = tmp_path / ".site.old-abc123"
+    old.mkdir()
+    (old / "task.json").write_bytes(b"{}")
+    (old / "index.html").write_bytes(b"<html>")
+    _failing_write(folder, {"index.html": b"new", "hotstart-export.json": b"{}"}, monkeypatch,
+                   replaces=["task.json", "index.html"])
+    assert _contents(folder) == {"task.json": b"{}", "index.html": b"<html>"} and _beside(folder) == []
+
+
+def test_a_leftover_that_cannot_be_moved_away_stops_the_write_naming_it(tmp_path, monkeypatch):
+    """A writer never moves a second set aside beside an old one it could not remove: the next
+    recovery could not tell which is the committed one."""
+    folder = tmp_path / "model"
+    write_folder(folder, OLD)
+    stale = tmp_path / ".model.old-zzz"
+    stale.mkdir()
+    real = os.rename
+
+    def refuse(src, dst):
+        if str(src) == str(stale):
+            raise PermissionError(13, "Permission denied")
+        real(src, dst)
+    monkeypatch.setattr(af.os, "rename", refuse)
+    with pytest.raises(OSError, match=r"cannot remove .*\.model\.old-zzz"):
+        write_folder(folder, NEW)
+    assert _contents(folder) == OLD
+
+
+def test_a_callable_replaces_is_asked_under_the_lock_after_recovery(tmp_path):
+    folder = tmp_path / "model"
+    old = tmp_path / ".model.old-abc"
+    old.mkdir()
+    (old / "x.bin").write_bytes(b"x")
+    seen = []
+
+    def replaces(at):
+        seen.append(sorted(os.listdir(at)))
+        return ["x.bin"]
+    write_folder(folder, NEW, replaces=replaces)
+    assert seen == [["x.bin"]] and _contents(folder) == NEW

@@ -1,5 +1,6 @@
 """`load_image`: modes are converted, EXIF is applied, and every bad file names itself."""
 import io
+import os
 
 import numpy as np
 import PIL.Image
@@ -130,3 +131,33 @@ def test_bomb_check_leaves_warning_filters_alone(tmp_path):
 def test_missing_file_is_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope.png"):
         load_image(tmp_path / "nope.png")
+
+
+# --- a skipped folder link's warning names the user's line, not one inside hotstart ---------
+
+@pytest.mark.skipif(not hasattr(os, "symlink") or os.name == "nt", reason="needs POSIX symlinks")
+@pytest.mark.parametrize("recipe", ["list_images", "ImageFolders", "SegmentationFolders"])
+def test_a_skipped_link_warning_names_the_callers_file(tmp_path, recipe):
+    """Before, list_images' warning named a line of hotstart/datasets (the walk now wraps the
+    contract's, one frame deeper), and ImageFolders' and SegmentationFolders' did too."""
+    import warnings
+
+    from hotstart.datasets import ImageFolders, SegmentationFolders, list_images
+
+    for cls in ("cat", "dog"):
+        (tmp_path / "root" / cls).mkdir(parents=True)
+        PILImage.new("RGB", (4, 4)).save(tmp_path / "root" / cls / "a.png")
+    os.symlink("..", tmp_path / "root" / "cat" / "up")
+    masks = tmp_path / "masks"
+    masks.mkdir()
+    PILImage.fromarray(np.zeros((4, 4), np.uint8)).save(masks / "a.png")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if recipe == "list_images":
+            list_images(tmp_path / "root")
+        elif recipe == "ImageFolders":
+            ImageFolders(tmp_path / "root")
+        else:
+            SegmentationFolders(tmp_path / "root" / "cat", masks, ["bg", "fg"])
+    skipped = [w for w in caught if "is a folder link that is not followed" in str(w.message)]
+    assert skipped and all(w.filename == __file__ for w in skipped), [(w.filename, w.lineno) for w in skipped]

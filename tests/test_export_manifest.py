@@ -109,3 +109,54 @@ def test_a_c_folder_from_before_the_manifest_is_replaced_if_its_header_says_hots
     (mine / "model.h").write_text("/* my own model */")
     with pytest.raises(UsageError, match=r"\(model.h\)"):
         write_files(mine, {k: v.decode() for k, v in LESS.items()})
+
+
+def test_a_failed_re_export_puts_back_an_earlier_web_export_a_killed_writer_left_aside(tmp_path, monkeypatch):
+    """A writer killed between the swap's two renames leaves no folder, only the earlier export
+    beside it (a web export from before the manifest: none of the new export's names but four).
+    Before, the next export removed it, as it did not hold every name of the new set; when that
+    export then failed (a full disk), the earlier one was gone."""
+    import hotstart.atomic_folder as af
+    from hotstart.export.web import legacy_web_files
+
+    site = tmp_path / "site"
+    aside = tmp_path / ".site.old-abc123"
+    aside.mkdir()
+    earlier = {n: b"x" for n in ("index.html", "app.js", "model.onnx")}
+    earlier["task.json"] = json.dumps({"format": "hotstart.web/1"}).encode()
+    for n, data in earlier.items():
+        (aside / n).write_bytes(data)
+    new = {"index.html": b"n", "app.js": b"n", "model.onnx": b"n", "task.json": b"{}"}
+
+    def full(path, data):
+        raise OSError(28, "No space left on device", str(path))
+    with monkeypatch.context() as m:
+        m.setattr(af, "atomic_write_bytes", full)
+        with pytest.raises(OSError, match="No space left"):
+            write_export_folder(site, new, "web", legacy=legacy_web_files)
+    assert {p.name: p.read_bytes() for p in site.iterdir()} == earlier and names(tmp_path) == ["site"]
+    write_export_folder(site, new, "web", legacy=legacy_web_files)  # the earlier export is replaced as ours
+    assert names(site) == sorted([*new, MANIFEST]) and names(tmp_path) == ["site"]
+
+
+def test_a_file_edited_before_the_swap_takes_the_lock_is_not_deleted(tmp_path, monkeypatch):
+    """Which files are the earlier export's own is decided holding the writers' lock: before, it
+    was decided (by content) before taking it, so a file edited while the export waited for the lock
+    (here: just as it takes it) still counted as the export's own, and was deleted with it."""
+    import contextlib
+
+    import hotstart.atomic_folder as af
+
+    out = tmp_path / "out"
+    write_export_folder(out, FULL, "c")
+    real = af._writers_take_turns
+
+    @contextlib.contextmanager
+    def edited_while_waiting(parent, *a, **k):
+        (out / "harness.c").write_bytes(b"my edits")
+        with real(parent, *a, **k) as held:
+            yield held
+    monkeypatch.setattr(af, "_writers_take_turns", edited_while_waiting)
+    with pytest.raises(FileExistsError, match=r"harness\.c"):
+        write_export_folder(out, LESS, "c")
+    assert (out / "harness.c").read_bytes() == b"my edits"

@@ -15,9 +15,20 @@ of tests/warmup_fixtures' compiled workload):
 - ``locks/``: empty lock files, not artifacts.
 
 The check that catches all of these is a file's size and SHA-256, recorded when the warmup wrote it
-(`fingerprint`) and compared when the cache is asked whether it is warm (`problems`): a few MB per
-configuration, milliseconds to hash. A size alone would miss flipped bytes, and a trial load would
-cost what the warmup saves. Which files are a configuration's: those created or changed in the
+(`fingerprint`) and compared when the cache is asked whether it is warm (`problems`). A size alone
+would miss flipped bytes, and a trial load would cost what the warmup saves.
+
+Hashing is for ``--status`` and the warmup's repair. A fit with ``compile="auto"`` (the default)
+asks at every start, and there a full hash of every recorded file (on CUDA, Triton's cache files
+too) is a cost paid before the first batch. So `fingerprint` also records each file's mtime_ns, and
+the fit's check (`integrity` with `trusted_before`) takes a file whose size and mtime_ns are the
+recorded ones as unchanged without reading it, hashing only the others, as ``git status`` does. A
+write changes a file's mtime, except within one tick of the file system's clock: a file is trusted
+only when its recorded mtime is older than the manifest that records it (its mtime, the
+`trusted_before` the caller passes), so a change made after the recording, in the same tick, is
+not missed ("racily clean" files, in git's words: hashed every time). What the fit's check cannot
+see, a change that keeps size and mtime (a disk flipping bits, a tool that sets mtimes back), the
+full check of ``--status`` and the warmup still finds. Which files are a configuration's: those created or changed in the
 Inductor folder while its workload ran (`snapshot`, `changed`). A workload that finds all its graphs
 already on disk writes nothing new, so the warmup keeps the files recorded before for the key (the
 manifest merges them: manifest.py ``record``); an entry written by a warmup older than this check
@@ -28,15 +39,17 @@ Recorded paths are relative to the Inductor folder and checked to stay inside it
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path, PurePosixPath
 
+from ..file_digest import file_sha256
 from .cache import inductor_dir
 
 FIELD = "artifacts"
-"""A manifest entry's optional field: ``{relative path: {"size": bytes, "sha256": hex}}``, the files
-in the Inductor folder its workload wrote (or found there, written by an earlier run)."""
+"""A manifest entry's optional field: ``{relative path: {"size": bytes, "sha256": hex, "mtime_ns":
+int}}``, the files in the Inductor folder its workload wrote (or found there, written by an earlier
+run). ``mtime_ns`` is absent from entries of warmups older than the fit's quick check: such a file is
+always hashed."""
 
 NOT_ARTIFACTS = ("locks",)
 """Top-level folders of the Inductor folder that hold no compiled artifact (empty lock files)."""
@@ -55,9 +68,12 @@ def safe_relpath(rel) -> bool:
 
 def valid_artifacts(value) -> bool:
     """Does `value` have the shape of the `FIELD` (what manifest.py accepts in an entry)?"""
+    def count(value):
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
     def ok(fp):
-        return (isinstance(fp, dict) and isinstance(fp.get("size"), int) and not isinstance(fp.get("size"), bool)
-                and fp["size"] >= 0 and isinstance(fp.get("sha256"), str) and len(fp["sha256"]) == 64)
+        return (isinstance(fp, dict) and count(fp.get("size")) and isinstance(fp.get("sha256"), str)
+                and len(fp["sha256"]) == 64 and ("mtime_ns" not in fp or count(fp["mtime_ns"])))
 
     return isinstance(value, dict) and all(safe_relpath(k) and ok(v) for k, v in value.items())
 
@@ -89,62 +105,69 @@ def changed(root, before: dict) -> list[str]:
     return sorted(rel for rel, stat in snapshot(root).items() if before.get(rel) != stat)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def fingerprint(root, relpaths) -> dict[str, dict]:
-    """``{relative path: {"size", "sha256"}}`` of those of `relpaths` that exist (the `FIELD`)."""
+    """``{relative path: {"size", "sha256", "mtime_ns"}}`` of those of `relpaths` that exist (the
+    `FIELD`). Size and mtime are read before the hash: a file changed while it is hashed then reads as
+    changed at the next check, and is hashed again."""
     base = inductor_dir(root)
     out = {}
     for rel in relpaths:
         path = base / rel
         try:
-            out[rel] = {"size": path.stat().st_size, "sha256": _sha256(path)}
+            st = path.stat()
+            out[rel] = {"size": st.st_size, "sha256": file_sha256(path), "mtime_ns": st.st_mtime_ns}
         except FileNotFoundError:
             continue
     return out
 
 
-def problem(root, rel: str, fp: dict) -> str | None:
-    """What is wrong with the one recorded file `rel` (missing, another size, another checksum), or None."""
+def problem(root, rel: str, fp: dict, trusted_before: int | None = None) -> str | None:
+    """What is wrong with the one recorded file `rel` (missing, another size, another checksum), or None.
+
+    `trusted_before` (the fit's quick check; the module docstring says why): a file whose size and
+    mtime_ns are the recorded ones, recorded mtime_ns older than `trusted_before` (the mtime_ns of
+    the manifest that records it), is taken as intact without hashing it. None: always hashed."""
     path = inductor_dir(root) / rel
     try:
-        size = path.stat().st_size
+        st = path.stat()
     except FileNotFoundError:
         return f"{rel}: missing"
     except OSError as e:
         return f"{rel}: cannot be read ({e.strerror or e})"
-    if size != fp["size"]:
-        return f"{rel}: {size} bytes, recorded {fp['size']}"
+    if st.st_size != fp["size"]:
+        return f"{rel}: {st.st_size} bytes, recorded {fp['size']}"
+    recorded_mtime = fp.get("mtime_ns")
+    if trusted_before is not None and recorded_mtime == st.st_mtime_ns and recorded_mtime < trusted_before:
+        return None
     try:
-        digest = _sha256(path)
+        digest = file_sha256(path)
     except OSError as e:
         return f"{rel}: cannot be read ({e.strerror or e})"
     return None if digest == fp["sha256"] else f"{rel}: its checksum differs from the recorded one"
 
 
-def problems(root, artifacts: dict) -> dict[str, str]:
-    """``{relative path: what is wrong}`` for each damaged file among `artifacts` (empty: all intact)."""
+def problems(root, artifacts: dict, trusted_before: int | None = None) -> dict[str, str]:
+    """``{relative path: what is wrong}`` for each damaged file among `artifacts` (empty: all intact);
+    `trusted_before`: as `problem`'s."""
     found = {}
     for rel, fp in sorted(artifacts.items()):
-        p = problem(root, rel, fp)
+        p = problem(root, rel, fp, trusted_before)
         if p is not None:
             found[rel] = p
     return found
 
 
-def integrity(root, entry: dict) -> tuple[str, str | None]:
+def integrity(root, entry: dict, trusted_before: int | None = None) -> tuple[str, str | None]:
     """``(state, why)`` of a manifest entry's files: `WARM` (all intact), `DAMAGED` (why names the
-    Inductor folder, how many files and the first problem) or `UNVERIFIED` (no file list)."""
+    Inductor folder, how many files and the first problem) or `UNVERIFIED` (no file list).
+
+    `trusted_before`: None (``--status``, the warmup) hashes every file; a fit passes the mtime_ns of
+    the manifest it read the entry from (manifest.py ``read_manifest_timed``), and files unchanged in
+    size and mtime since they were recorded are not read (`problem`)."""
     artifacts = entry.get(FIELD)
     if not artifacts:
         return UNVERIFIED, "no list of its files was recorded (a warmup older than the check, or one that found them all cached)"
-    bad = problems(root, artifacts)
+    bad = problems(root, artifacts, trusted_before)
     if not bad:
         return WARM, None
     first = next(iter(bad.values()))

@@ -138,6 +138,17 @@ def read_manifest(root=None) -> dict:
     return load_manifest(root)[0]
 
 
+def read_manifest_timed(root=None) -> tuple[dict, int | None]:
+    """``(read_manifest(root), the manifest's mtime_ns)``: what a fit's quick check of an entry's
+    files needs (artifacts.py ``integrity``'s `trusted_before`). The time is read first: a manifest
+    replaced in between is newer than it, which only makes the check hash more. None: no manifest."""
+    try:
+        written = manifest_path(root).stat().st_mtime_ns
+    except OSError:
+        written = None
+    return read_manifest(root), written
+
+
 @contextlib.contextmanager
 def manifest_lock(root=None, timeout: float = 60.0):
     """An exclusive lock on the cache's ``manifest.lock`` (POSIX ``flock``; Windows ``msvcrt``),
@@ -241,18 +252,27 @@ def mark_cache(root=None) -> None:
             atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
 
 
-def drop(keys, root=None) -> None:
+def drop(keys, root=None, *, expected: dict | None = None, lock_held: bool = False) -> list[str]:
     """Remove the entries `keys` (those present) from the manifest, under the lock, atomically: a
-    configuration whose compiled files are damaged is not warm until the warmup records it again."""
+    configuration whose compiled files are damaged is not warm until the warmup records it again.
+    Returns the keys dropped.
+
+    `expected` ({key: its entry's artifacts as the caller saw them}): drop a key only while its
+    entry still records those, so a warmup that re-recorded it since (fresh files) keeps its entry.
+    `lock_held`: the caller holds `manifest_lock` already (repair.py holds it across its check, its
+    deletions and this); the lock is not reentrant, so taking it again would wait for ourselves."""
     from ..atomic import atomic_write_bytes
 
-    with manifest_lock(root), writes(cache_dir(root)):
+    with contextlib.nullcontext() if lock_held else manifest_lock(root), writes(cache_dir(root)):
         data = read_manifest(root)
-        if not any(k in data["entries"] for k in keys):
-            return
-        for k in keys:
-            data["entries"].pop(k, None)
+        gone = [k for k in keys if k in data["entries"]
+                and (expected is None or data["entries"][k].get(ARTIFACTS_FIELD) == expected.get(k))]
+        if not gone:
+            return []
+        for k in gone:
+            del data["entries"][k]
         atomic_write_bytes(manifest_path(root), json.dumps(data, indent=2, sort_keys=True).encode())
+        return gone
 
 
 def is_warm(key: str | None, root=None) -> bool:
@@ -262,10 +282,12 @@ def is_warm(key: str | None, root=None) -> bool:
     `compile_decision` looks the key up the same way). False for ``key=None`` (a custom module,
     which no warmup can name), for a missing or damaged manifest (`read_manifest` keeps only
     the well-formed entries), and for an entry whose recorded compiled files are missing or changed
-    (artifacts.py ``integrity``: a damaged cache is cold, whatever its manifest says)."""
+    (artifacts.py ``integrity``: a damaged cache is cold, whatever its manifest says). Asked when a
+    fit starts: files unchanged in size and mtime since the warmup recorded them are not hashed."""
     from .artifacts import DAMAGED, integrity
 
     if key is None:
         return False
-    entry = read_manifest(root)["entries"].get(key)
-    return entry is not None and integrity(root, entry)[0] != DAMAGED
+    data, written = read_manifest_timed(root)
+    entry = data["entries"].get(key)
+    return entry is not None and integrity(root, entry, trusted_before=written)[0] != DAMAGED

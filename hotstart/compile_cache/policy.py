@@ -80,17 +80,19 @@ def compile_decision(key: str | None, *, device_type: str, batches: int, batch_s
     """(compile?, why) for a fit of `batches` training batches of `batch_size` on `device_type`,
     whose configuration has the manifest key `key` (None: a custom module, never warm), from the
     eager and compiled step times the warmup measured for it on this machine. A configuration whose
-    recorded compiled files are missing or changed (artifacts.py ``integrity``) is not warm. `load_s` defaults
+    recorded compiled files are missing or changed (artifacts.py ``integrity``, the quick check: a
+    file unchanged in size and mtime since the warmup recorded it is not hashed) is not warm. `load_s` defaults
     to `LOAD_S`. `why` is what the fit's first line says after "compile='auto':"."""
     from .artifacts import DAMAGED, integrity
-    from .manifest import COMPILED_STEP_FIELD, STEP_FIELD, read_manifest
+    from .manifest import COMPILED_STEP_FIELD, STEP_FIELD, read_manifest_timed
 
     if key is None:
         return False, "no compile-cache key names this model (the warmup compiles image backbones)"
-    entry = read_manifest(cache_root)["entries"].get(key)
+    data, written = read_manifest_timed(cache_root)
+    entry = data["entries"].get(key)
     if entry is None:
         return False, "this configuration is not warm (python -m hotstart.warmup warms the defaults)"
-    state, why = integrity(cache_root, entry)
+    state, why = integrity(cache_root, entry, trusted_before=written)
     if state == DAMAGED:  # its graphs would fail to load, or a damaged kernel would fail the fit
         return False, f"this configuration's compile cache is damaged: {why}; python -m hotstart.warmup repairs it"
     if device_type in ALWAYS_WHEN_WARM:

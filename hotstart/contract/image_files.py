@@ -77,15 +77,19 @@ def link_problem(link: Path, root: Path, own: Path | None = None) -> str | None:
 
 def warn_link_skipped(link: Path, problem: str, stacklevel: int = 4) -> None:
     """The warning for a folder link the walk does not follow (`link_problem` says why); the
-    default `stacklevel` names the caller of the function that walked (a recipe, a predictor)."""
+    default `stacklevel` names the caller of the function that walked (a recipe, a predictor).
+    A function between (a wrapper of `list_image_files`) passes a larger one (`list_image_files`'s
+    `stacklevel`), so the warning still names the user's line, not one inside hotstart."""
     warnings.warn(f"{link} is a folder link that is not followed: {problem}. Remove it (or link the "
                   f"images themselves) to silence this", UserWarning, stacklevel=stacklevel)
 
 
 def list_image_files(folder: Path, exts: tuple[str, ...], *, root: Path | None = None,
-                     recursive: bool = True) -> list[Path]:
+                     recursive: bool = True, stacklevel: int = 3) -> list[Path]:
     """Image files under `folder` (part of the dataset `root`, default `folder`), sorted; `exts`:
-    lower-case suffixes with the dot (`IMAGE_EXTENSIONS`)."""
+    lower-case suffixes with the dot (`IMAGE_EXTENSIONS`). `stacklevel`: which frame a link-skipped
+    warning names, counted as ``warnings.warn`` counts them from here (3: the caller of the function
+    that called this one; a wrapper adds one for itself: datasets/walk.py)."""
     root = folder if root is None else root
     found, seen = [], set()
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
@@ -100,7 +104,7 @@ def list_image_files(folder: Path, exts: tuple[str, ...], *, root: Path | None =
                 continue
             problem = link_problem(Path(dirpath) / d, root, own=folder)
             if problem is not None:
-                warn_link_skipped(Path(dirpath) / d, problem)
+                warn_link_skipped(Path(dirpath) / d, problem, stacklevel=stacklevel + 1)
                 continue
             keep.append(d)
         dirnames[:] = keep

@@ -40,6 +40,7 @@ from pathlib import Path, PureWindowsPath
 from ..atomic import atomic_open, atomic_write_bytes
 from ..cache_writes import cache_write_error, cache_writes
 from ..errors import UsageError
+from ..file_digest import file_sha256
 from ..interactive import draws_bars
 from .errors import ChecksumError, DatasetError
 
@@ -79,7 +80,7 @@ def download(url: str, sha256: str | None, *, cache_dir: str | os.PathLike | Non
     recorded = _read_record(record) if sha256 is None else None
     expected = sha256 or recorded
     if dest.is_file():
-        if expected is not None and _file_sha256(dest) == expected:
+        if expected is not None and file_sha256(dest) == expected:
             return dest
         with cache_writes(dest.parent, ENV_VAR, what="datasets cache"):
             dest.unlink()  # stale, corrupt, or never recorded: fetch again
@@ -225,14 +226,6 @@ def _file_name(url: str) -> str:
     name = posixpath.basename(urllib.parse.urlsplit(url).path) or "download"
     name = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "download"
     return f"{hashlib.sha256(url.encode()).hexdigest()[:8]}-{name}"
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 # --- extracting ----------------------------------------------------------------------------

@@ -18,9 +18,9 @@ Two penguins have no measurements at all.
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
+from .. import file_digest
 from .errors import DatasetError
 from .table_data import TableData
 
@@ -44,4 +44,5 @@ def load_penguins(target="species", *, categorical=None, continuous=None, regres
 
 
 def file_sha256() -> str:
-    return hashlib.sha256(PENGUINS_FILE.read_bytes()).hexdigest()
+    """The SHA-256 of the shipped penguins CSV (hotstart/file_digest.py)."""
+    return file_digest.file_sha256(PENGUINS_FILE)

@@ -66,7 +66,9 @@ def ImageFolders(path: str | os.PathLike, *, train: str | None = "train",  # noq
         _check_split_layout(root, names, split_folders, role_of)
         order = {"train": 0, "valid": 1, "test": 2}
         split_folders.sort(key=lambda d: order[role_of[d.lower()]])
-        parts = {name: _class_folders(root / name, exts, root) for name in split_folders}
+        parts = {}
+        for name in split_folders:  # a loop, not a comprehension: its frame would move the warnings' line
+            parts[name] = _class_folders(root / name, exts, root)
         role = {name: role_of[name.lower()] for name in split_folders}
     paths, targets, splits = [], [], {}
     for part, folders in parts.items():
@@ -137,10 +139,15 @@ def list_images(folder: str | os.PathLike, extensions: Sequence[str] = IMAGE_EXT
 # --- helpers -------------------------------------------------------------------------------
 
 def _class_folders(folder: Path, exts: tuple[str, ...], root: Path) -> dict[str, list[Path]]:
-    """{class name: sorted image paths} for the non-hidden subfolders of `folder` (in the dataset `root`)."""
-    classes = subfolders(folder, root)
+    """{class name: sorted image paths} for the non-hidden subfolders of `folder` (in the dataset `root`).
+    Called by `ImageFolders` itself: a skipped link's warning names its caller's line (stacklevel 4:
+    the walk, this, ImageFolders, the user)."""
+    classes = subfolders(folder, root, stacklevel=4)
     if not classes:
         loose = len(list_image_files(folder, exts, recursive=False))
         hint = f" (it holds {loose} images directly; put them in one subfolder per class)" if loose else ""
         raise DatasetError(f"ImageFolders: {folder} has no class folders{hint}")
-    return {c: list_image_files(folder / c, exts, root=root) for c in classes}
+    found = {}
+    for c in classes:  # a loop, not a comprehension (a frame of its own before Python 3.12)
+        found[c] = list_image_files(folder / c, exts, root=root, stacklevel=4)
+    return found

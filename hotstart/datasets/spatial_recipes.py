@@ -75,8 +75,10 @@ def SegmentationFolders(images_dir, masks_dir, classes: Sequence, *,  # noqa: N8
 
 
 def _by_stem(folder: Path, exts) -> dict[str, Path]:
+    """{stem: image file} under `folder`; called by `SegmentationFolders` itself, so a skipped link's
+    warning names the user's line (stacklevel 4: the walk, this, SegmentationFolders, the user)."""
     out: dict[str, Path] = {}
-    for f in list_image_files(folder, exts):
+    for f in list_image_files(folder, exts, stacklevel=4):
         stem = str(f.relative_to(folder).with_suffix(""))
         if stem in out:
             raise DatasetError(f"SegmentationFolders: {out[stem]} and {f} have the same stem; pairing is ambiguous")

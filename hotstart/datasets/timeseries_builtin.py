@@ -24,10 +24,10 @@ Cite the archives:
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import file_digest
 from .errors import DatasetError
 
 __all__ = ["SeriesSet", "SERIES_SETS", "SERIES_DIR", "series_files", "file_sha256"]
@@ -84,4 +84,5 @@ def series_files(name: str) -> tuple[Path, Path]:
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """The SHA-256 of a shipped series file, to check it against its pinned one (hotstart/file_digest.py)."""
+    return file_digest.file_sha256(path)

@@ -39,8 +39,10 @@ def normalize_extensions(extensions: Iterable[str]) -> tuple[str, ...]:
     return exts
 
 
-def subfolders(folder: Path, root: Path | None = None) -> list[str]:
-    """Names of `folder`'s non-hidden subfolders (links allowed by `link_problem`), sorted."""
+def subfolders(folder: Path, root: Path | None = None, stacklevel: int = 3) -> list[str]:
+    """Names of `folder`'s non-hidden subfolders (links allowed by `link_problem`), sorted.
+    `stacklevel`: which frame a link-skipped warning names, counted from here as ``warnings.warn``
+    counts (3: the caller of the function that called this one)."""
     root = folder if root is None else root
     names = []
     for d in sorted(folder.iterdir()):
@@ -48,17 +50,19 @@ def subfolders(folder: Path, root: Path | None = None) -> list[str]:
             continue
         problem = link_problem(d, root)
         if problem is not None:
-            warn_link_skipped(d, problem)
+            warn_link_skipped(d, problem, stacklevel=stacklevel + 1)
             continue
         names.append(d.name)
     return names
 
 
 def list_image_files(folder: Path, exts: tuple[str, ...], *, root: Path | None = None,
-                     recursive: bool = True) -> list[Path]:
+                     recursive: bool = True, stacklevel: int = 3) -> list[Path]:
     """Image files under `folder` (part of the dataset `root`, default `folder`), sorted
-    (contract/image_files.py); a broken file link is a `DatasetError` naming it."""
+    (contract/image_files.py); a broken file link is a `DatasetError` naming it. `stacklevel`: as
+    the contract's, counted from here (this wrapper passes one more, for its own frame)."""
     try:
-        return image_files.list_image_files(folder, exts, root=root, recursive=recursive)
+        return image_files.list_image_files(folder, exts, root=root, recursive=recursive,
+                                            stacklevel=stacklevel + 1)
     except ImageInputError as e:
         raise DatasetError(str(e)) from None

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..atomic_folder import write_folder
+from ..file_digest import file_sha256
 
 __all__ = ["MANIFEST", "FORMAT", "foreign_files", "foreign_files_message", "owned_files", "write_export_folder"]
 
@@ -40,7 +41,8 @@ def write_export_folder(folder, files: dict[str, bytes], export: str, legacy: Le
     "c"), replacing an earlier export of that kind as a unit, whatever options it had.
 
     Raises `FileExistsError` naming the files if the folder holds any that are not the earlier
-    export's own (`foreign_files`); nothing is changed then."""
+    export's own (`foreign_files`), checked while the folder's writers' lock is held; nothing is
+    changed then."""
     from .. import __version__
 
     if MANIFEST in files:
@@ -48,7 +50,8 @@ def write_export_folder(folder, files: dict[str, bytes], export: str, legacy: Le
     listing = {"format": FORMAT, "export": export, "hotstart": __version__,
                "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}}
     manifest = (json.dumps(listing, indent=2) + "\n").encode()
-    return write_folder(folder, {**files, MANIFEST: manifest}, replaces=owned_files(folder, export, legacy))
+    # asked under the writers' lock, just before the swap: a check made before it could be stale
+    return write_folder(folder, {**files, MANIFEST: manifest}, replaces=lambda at: owned_files(at, export, legacy))
 
 
 def foreign_files(folder, export: str, legacy: Legacy | None = None) -> list[str]:
@@ -79,7 +82,7 @@ def owned_files(folder, export: str, legacy: Legacy | None = None) -> frozenset[
         if legacy is None or not folder.is_dir():
             return frozenset()
         return frozenset(n for n in legacy(folder) if _is_regular_file(folder / n))
-    return frozenset([MANIFEST, *(n for n, digest in listed.items() if _sha256_of(folder / n) == digest)])
+    return frozenset([MANIFEST, *(n for n, digest in listed.items() if _sha256_of_regular(folder / n) == digest)])
 
 
 def _listed_files(folder: Path, export: str) -> dict[str, str] | None:
@@ -105,16 +108,12 @@ def _is_regular_file(path: Path) -> bool:
         return False
 
 
-def _sha256_of(path: Path) -> str | None:
-    """The hex sha256 of the regular file `path`, read in chunks (a model may be large); None for
-    anything else, or a file that cannot be read."""
+def _sha256_of_regular(path: Path) -> str | None:
+    """The hex sha256 of the regular file `path` (hotstart/file_digest.py); None for anything else,
+    or a file that cannot be read."""
     if not _is_regular_file(path):
         return None
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
+        return file_sha256(path)
     except OSError:
         return None
-    return digest.hexdigest()
