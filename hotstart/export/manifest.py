@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..atomic_folder import write_folder
+from ..errors import UsageError
 from ..file_digest import file_sha256
 
 __all__ = ["MANIFEST", "FORMAT", "foreign_files", "foreign_files_message", "owned_files", "write_export_folder"]
@@ -46,7 +47,7 @@ def write_export_folder(folder, files: dict[str, bytes], export: str, legacy: Le
     from .. import __version__
 
     if MANIFEST in files:
-        raise ValueError(f"{MANIFEST} is the manifest's own name; an export cannot write a file of that name")
+        raise UsageError(f"{MANIFEST} is the manifest's own name; an export cannot write a file of that name")
     listing = {"format": FORMAT, "export": export, "hotstart": __version__,
                "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}}
     manifest = (json.dumps(listing, indent=2) + "\n").encode()

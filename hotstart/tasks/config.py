@@ -79,6 +79,15 @@ def _parameters(cls: type) -> tuple[str, ...]:
     return tuple(n for n in names[1:] if n != "blocks")  # names[0] is self
 
 
+def require_keys(cls: type, config: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Refuse a configuration of `cls` that lacks one of `keys`: those its JSON always holds, so a
+    ``task.json`` without one is damaged, not a task of the constructor's defaults (an image model
+    trained at 8x8 loaded at the default 128x128 would predict garbage without a word)."""
+    missing = [k for k in keys if k not in config]
+    if missing:
+        raise UsageTypeError(f"{cls.__qualname__}'s configuration lacks {missing} (it has {sorted(config)})")
+
+
 def build(cls: type, args: list, config: dict[str, Any]):
     """``cls(*args, **config)``: the task a configuration describes. A constructor that does not take
     the configuration's keys is a `UsageTypeError` naming the class and the keys (a subclass whose

@@ -9,7 +9,7 @@ from ..blocks import Block, Image
 from ..encodings import ImagePreprocessing, ProjectiveTransforms
 from ..errors import UsageTypeError
 from .base import SupervisedTask
-from .config import build
+from .config import build, require_keys
 
 SMALL_SET = 4096
 """An image task's training split of fewer samples than this (fewer than 64 steps of 64 an
@@ -101,6 +101,7 @@ class ImageTask(SupervisedTask):
 
     @classmethod
     def from_config(cls, blocks, config):
+        require_keys(cls, config, ("size", "augment", "mean", "std"))  # what get_config always writes
         return build(cls, [blocks], config)
 
     def __repr__(self):
