@@ -14,12 +14,12 @@ import torch
 import torch.nn as nn
 
 from hotstart import ImageClassificationSingle, TabularClassificationSingle, load_learner, tasklearner
-from hotstart.blocks import Block, Continuous, Image, Label, TimeSeries
-from hotstart.blocks.base import is_tensor, require_rng
+from hotstart.blocks import Continuous, Image, Label, TimeSeries
 from hotstart.encodings import Encoding, OneHot
 from hotstart.errors import UsageTypeError
 from hotstart.strict_json import NotJSONError
 from hotstart.tasks import SupervisedTask, TSRegression
+from vector_blocks import Vector, VectorClassification, VectorTensor  # tests/ is on sys.path
 
 
 class FocalImages(ImageClassificationSingle):
@@ -134,34 +134,6 @@ def test_the_json_of_hotstarts_own_tasks_is_unchanged():
 
 # --- the JSON form: tuples, numpy -------------------------------------------------------------
 
-class Vector(Block):
-    def __init__(self, n):
-        self.n = int(n)
-
-    def _params(self):
-        return {"n": self.n}
-
-    def _problem(self, v):
-        return None if isinstance(v, np.ndarray) and v.shape == (self.n,) else f"expected an array ({self.n},)"
-
-    def mock(self, rng):
-        return require_rng(rng).random(self.n).astype(np.float32)
-
-
-class VectorTensor(Block):
-    def __init__(self, n):
-        self.n = int(n)
-
-    def _params(self):
-        return {"n": self.n}
-
-    def _problem(self, v):
-        return None if is_tensor(v) and tuple(v.shape) == (self.n,) else "bad"
-
-    def shape(self):
-        return (self.n,)
-
-
 class Shift(Encoding):
     def __init__(self, scale=16.0, offsets=(0.0, 0.0)):
         self.scale, self.offsets = scale, offsets
@@ -177,25 +149,6 @@ class Shift(Encoding):
 
     def decode(self, block, value, context=None):
         return ((value - self.offsets[0]) * self.scale).numpy()
-
-
-class VectorClassification(SupervisedTask):
-    @property
-    def classes(self):
-        return list(self.blocks[1].classes)
-
-    def head(self, num_features):
-        return nn.Linear(num_features, len(self.classes))
-
-    def loss_fn(self):
-        return nn.CrossEntropyLoss()
-
-    def activation(self, output):
-        return output.softmax(-1)
-
-    def decode_output(self, output):
-        probs = self.activation(output.detach().float().cpu())
-        return self.classes[int(probs.argmax())], probs
 
 
 def _vector_task(encoding):
