@@ -168,3 +168,35 @@ def test_the_next_write_removes_a_killed_writers_temporary_file_and_spares_a_liv
     atomic_write_bytes(dest, b"newer")  # before: the killed writer's file stayed for good
     assert _beside(tmp_path) == sorted([".other.onnx.abcdefgh.tmp", "digits.onnx"])
     assert dest.read_bytes() == b"newer"
+
+
+def test_a_new_temporary_file_taken_for_a_dead_writers_is_replaced(tmp_path, monkeypatch):
+    """A remover may lock and delete a temporary file in the instant between its creation and its
+    writer's lock; the writer then finds its name gone and starts again with a new file."""
+    import hotstart.atomic as atomic
+
+    real_lock, removed = atomic._lock, []
+
+    def removed_first(fd):
+        if not removed:  # as a remover would: the name no longer leads to this file
+            [name] = [p for p in tmp_path.iterdir() if p.name.startswith(".x.")]
+            name.unlink()
+            removed.append(name)
+        return real_lock(fd)
+    monkeypatch.setattr(atomic, "_lock", removed_first)
+    atomic_write_bytes(tmp_path / "x", b"x")
+    assert removed and _beside(tmp_path) == ["x"] and (tmp_path / "x").read_bytes() == b"x"
+
+
+def test_a_compilers_failure_to_write_the_temporary_name_names_the_destination(tmp_path):
+    from hotstart.atomic import atomic_path
+
+    dest = tmp_path / "model.pt2"
+    with pytest.raises(WriteError) as raised:
+        with atomic_path(dest, suffix=".pt2") as tmp:
+            raise OSError(errno.ENOSPC, "No space left on device", str(tmp))
+    assert raised.value.errno == errno.ENOSPC and raised.value.filename == str(dest)
+    with pytest.raises(FileNotFoundError) as raised:  # not about the temporary file: as it was
+        with atomic_path(dest, suffix=".pt2"):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", "/nowhere/lib.so")
+    assert not isinstance(raised.value, WriteError) and _beside(tmp_path) == []
