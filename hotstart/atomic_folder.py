@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Union
 
 from .atomic import atomic_write_bytes, default_folder_mode, fsync_dir
+from .write_errors import write_error
 
 __all__ = ["read_folder", "write_folder"]
 
@@ -70,6 +71,10 @@ def write_folder(path, files: dict[str, bytes], replaces: Replaces | None = None
     files instead. A callable `replaces` is given the folder and asked while this write holds the
     writers' lock, after recovery: a check of the folder's content made before taking the lock
     could be stale by the time of the swap (another writer's set, a killed writer's set put back).
+
+    A failed write (a full disk, a read-only file system) raises a `WriteError` (an `OSError` with
+    the original errno) naming `path` and the file being written, not the temporary folder; the
+    temporary folder is removed and the earlier folder, if any, is left as it was.
     """
     path = Path(os.path.abspath(path))  # "." or "model/" get a real name and parent
     parent = path.parent
@@ -78,22 +83,29 @@ def write_folder(path, files: dict[str, bytes], replaces: Replaces | None = None
         _recover(path, strict=True)  # a killed writer's leftovers: stale, since we hold the writers' lock
         ours = files if replaces is None else replaces(path) if callable(replaces) else replaces
         mode = _check_replaceable(path, set(ours))
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}{_NEW}", dir=parent))
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}{_NEW}", dir=parent))
+        except OSError as e:  # a read-only file system: name the folder, not the temporary one
+            raise write_error(path, e) from e
         old = parent / f".{path.name}{_OLD}{tmp.name.rsplit('-', 1)[-1]}"
         moved_aside = False
+        writing = None
         try:
-            for name, data in files.items():
-                atomic_write_bytes(tmp / name, data)
+            for writing, data in files.items():
+                atomic_write_bytes(tmp / writing, data)
+            writing = None
             os.chmod(tmp, mode)
             fsync_dir(tmp)
             if path.exists():
                 os.rename(path, old)
                 moved_aside = True
             os.rename(tmp, path)
-        except BaseException:
+        except BaseException as e:
             shutil.rmtree(tmp, ignore_errors=True)
             if moved_aside and not path.exists():
                 os.rename(old, path)  # put the old set back: nothing was replaced
+            if isinstance(e, OSError):  # a full disk names no file; a file's error names the temporary folder
+                raise write_error(path, e, detail=writing and f"its file {writing}") from e
             raise
         fsync_dir(parent)
         if moved_aside:

@@ -16,22 +16,12 @@ Only writes go inside: a failure to read the *source* of a copy is not the cache
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 
 from .errors import HotstartError
+from .write_errors import why_write_failed
 
 __all__ = ["CacheWriteError", "cache_writes"]
-
-_WHY = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EROFS: "the file system is read-only",
-    errno.EACCES: "the folder is not writable",
-    errno.EPERM: "the folder is not writable",
-    errno.ENOTDIR: "a file stands where a folder should be",
-    errno.EEXIST: "a file stands where a folder should be",
-}
 
 
 class CacheWriteError(HotstartError, OSError):
@@ -55,7 +45,7 @@ def cache_writes(folder, env_var: str | None, *, what: str = "cache"):
 
 def cache_write_error(folder, error: OSError, env_var: str | None, *, what: str = "cache") -> CacheWriteError:
     """The `CacheWriteError` for `error`, raised while writing into `folder`."""
-    why = _WHY.get(error.errno, error.strerror or str(error))
+    why = why_write_failed(error)
     where = f" ({error.filename})" if error.filename and os.fspath(error.filename) != os.fspath(folder) else ""
     move = f", or set {env_var} to another folder (now {_current(env_var)})" if env_var else ""
     return CacheWriteError(f"cannot write the {what} in {folder}: {why}{where} [{type(error).__name__}: "

@@ -17,6 +17,8 @@ existed (mostly `ValueError`), so ``except ValueError`` keeps working.
     ├── blocks.BlockValueError (ValueError) a value does not fit its block
     ├── datasets.DatasetError  (ValueError) a dataset is empty, malformed or inconsistent
     ├── datasets.ImageLoadError (ValueError) a file is not a readable image (also contract.ImageInputError)
+    ├── write_errors.WriteError (OSError)   a file or folder cannot be written (full disk, read-only...);
+    │                                        names the destination, keeps the errno
     ├── strict_json.NotJSONError (ValueError) NaN / infinity about to be written as JSON, or a
     │                                         parameter JSON cannot hold (a numpy scalar)
     └── learner.NonFiniteLossError (FloatingPointError)  training diverged

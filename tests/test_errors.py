@@ -19,12 +19,13 @@ from hotstart.encodings import Encoding, OneHot
 from hotstart.errors import HotstartError, SampleError, SavedModelError, UsageError
 from hotstart.learner import NonFiniteLossError
 from hotstart.tasks import SupervisedTask
+from hotstart.write_errors import WriteError
 
 
 @pytest.mark.parametrize("error, old_base", [
     (BlockValueError, ValueError), (DatasetError, ValueError), (ImageLoadError, ValueError),
     (ChecksumError, ValueError), (SavedModelError, ValueError), (UsageError, ValueError),
-    (SampleError, ValueError), (NonFiniteLossError, FloatingPointError),
+    (SampleError, ValueError), (NonFiniteLossError, FloatingPointError), (WriteError, OSError),
 ])
 def test_hotstarts_errors_share_a_base_and_keep_theirs(error, old_base):
     assert issubclass(error, HotstartError) and issubclass(error, old_base)

@@ -266,10 +266,13 @@ TASK_JSON_DAMAGE = {
     "no size": _edit(["task", "size"], KeyError),
     "mean not numbers": _edit(["task", "mean"], ["a"]),
     "augment unknown": _edit(["task", "augment"], {"spin": 1}),
+    "augment flip 5": _edit(["task", "augment"], {"flip": 5}),
+    "augment scale reversed": _edit(["task", "augment"], {"scale": [1.0, 0.5]}),
     "no backbone": _edit(["model", "backbone"], KeyError),
     "backbone a string": _edit(["model", "backbone"], "resnet"),
     "backbone kind unknown": _edit(["model", "backbone", "kind"], "mystery"),
     "widths a string": _edit(["model", "backbone", "widths"], "wide"),
+    "backbone size negative": _edit(["model", "backbone", "size"], [-1, 16]),
     "num_features a string": _edit(["model", "num_features"], "many"),
     "num_features negative": _edit(["model", "num_features"], -1),
     "no num_features": _edit(["model", "num_features"], KeyError),
@@ -277,6 +280,9 @@ TASK_JSON_DAMAGE = {
     "other widths": _edit(["model", "backbone", "widths"], [4, 4]),
     "other classes": _edit(["task", "blocks", 1, "classes"], [0, 1, 2]),
 }
+# the damage whose error must also name the key (before, these loaded without a word)
+KEY_NAMED = {"augment flip 5": "augment option flip", "augment scale reversed": "augment option scale",
+             "backbone size negative": "size"}
 
 
 @pytest.fixture(scope="module")
@@ -308,6 +314,7 @@ def test_damaged_task_json_is_a_clear_error(saved, tmp_path, damage):
     msg = str(info.value)
     which = "weights.safetensors" if damage.startswith("other ") else "task.json"
     assert str(folder / which) in msg, msg
+    assert KEY_NAMED.get(damage, "") in msg, msg
     assert isinstance(info.value, (HotstartError, ValueError))
 
 

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..arguments import check_size
+from ..arguments import check_number, check_size
 from ..blocks import Block, Image, Keypoints, Mask
 from ..errors import SampleError, UsageError, UsageTypeError
 from .base import Context, Encoding
@@ -31,6 +31,29 @@ from .preprocessing import image_tensor
 
 _DEFAULT_AUGMENT = {"scale": (0.7, 1.0), "ratio": (3 / 4, 4 / 3), "flip": 0.5, "max_rotate": 10.0,
                     "max_lighting": 0.2, "channel_shuffle": 0.0, "invert": 0.0, "rot90": 0.0}
+
+_PROBABILITIES = ("flip", "channel_shuffle", "invert", "rot90")
+
+
+def _check_augment_options(augment: dict) -> None:
+    """Refuse an augment option whose value cannot mean anything, naming it: a probability outside
+    [0, 1] (``{"flip": 5}`` flipped every image, as a typo for 0.5 would not), a negative rotation or
+    lighting, a crop scale or aspect-ratio range that is not two positive numbers, low to high. A
+    hand-edited ``task.json`` is refused on load this way (hotstart/learner/loading.py names the file)."""
+    for name, value in augment.items():
+        what = f"augment option {name}"
+        if name in _PROBABILITIES:
+            check_number(what, value, minimum=0.0, maximum=1.0)
+        elif name == "max_rotate":
+            check_number(what, value, minimum=0.0, maximum=180.0)
+        elif name == "max_lighting":
+            check_number(what, value, minimum=0.0, maximum=1.0)
+        elif name in ("scale", "ratio"):
+            if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or len(value) != 2:
+                raise UsageTypeError(f"{what} must be (low, high), two numbers, got {value!r}")
+            low, high = (check_number(what, v, minimum=0.0) for v in value)
+            if not 0 < low <= high:
+                raise UsageError(f"{what} must be (low, high) with 0 < low <= high, got {value!r}")
 
 
 class ProjectiveTransforms(Encoding):
@@ -61,6 +84,7 @@ class ProjectiveTransforms(Encoding):
             unknown = set(augment) - set(_DEFAULT_AUGMENT)
             if unknown:
                 raise UsageError(f"unknown augment option(s) {sorted(unknown)}; known: {sorted(_DEFAULT_AUGMENT)}")
+            _check_augment_options(augment)
         elif not isinstance(augment, bool):
             raise UsageTypeError(f"augment must be a bool or a dict of options, got {augment!r}")
         # JSON-native form (tuples -> lists, a copy), so `to_dict` round-trips through JSON unchanged

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import torch.nn as nn
 
+from ..arguments import check_int, check_size
+
 
 class SmallCNN(nn.Module):
     """A small conv net for small images: conv-BN-ReLU stages, each halving the size, then pooling.
@@ -23,6 +25,10 @@ class SmallCNN(nn.Module):
             from ..errors import UsageError
 
             raise UsageError(f'SmallCNN(downsample=) must be "stride" or "max", got {downsample!r}')
+        # a saved task.json's backbone comes through here too: [-1, 16] built a net without a word
+        in_chans = check_int("SmallCNN(in_chans=)", in_chans, minimum=1)
+        size = check_size("SmallCNN(size=)", size)
+        widths = [check_int("SmallCNN(widths=)", w, minimum=1) for w in _sequence("SmallCNN(widths=)", widths)]
         layers, c, s = [], in_chans, min(size)
         self.stage_ends = []  # the index in `features` after each stage's last layer
         for i, w in enumerate(widths):
@@ -72,3 +78,12 @@ def model_from_config(config: dict, task):
     from .builder import rebuild_with_head
 
     return rebuild_with_head(task, config, SmallCNN.from_config(config["backbone"]))
+
+
+def _sequence(name: str, value) -> list:
+    """`value` as a list, refused naming `name` unless it is a list or tuple."""
+    if not isinstance(value, (list, tuple)):
+        from ..errors import UsageTypeError
+
+        raise UsageTypeError(f"{name} must be a list of ints, got {value!r}")
+    return list(value)
