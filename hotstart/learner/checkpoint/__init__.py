@@ -18,6 +18,7 @@ No pickle anywhere.
     layout.py       the folder's files and name, the optimizer's state as tensors + JSON, checksums
     write.py        `Checkpointer`: writes a fit's checkpoints (atomically: a ``ckpt-*`` folder is complete)
     read.py         `load_last`, `CheckpointState.restore`: checks, then puts a checkpoint into a learner
+    identity.py     `fit_identity`: what identifies a fit and its training data, compared on resume
     folder_lock.py  `FolderLock`: one writer per folder, a lock that dies with its process
 
 A callback with ``checkpoint_state() -> (tensors, JSON)`` and ``load_checkpoint_state(tensors,
