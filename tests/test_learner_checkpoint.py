@@ -448,6 +448,78 @@ def test_rotation_keeps_the_checkpoint_just_written_and_each_earlier_fits_end(tm
     assert [p.name for p in to_rotate(found[:3], tmp_path / names[0], 2)] == names[1:2]  # sorts below: kept
 
 
+def test_a_failed_checkpoint_write_removes_its_temporary_folder_and_names_the_checkpoint(mlp_learner, tmp_path,
+                                                                                          monkeypatch):
+    """A write that fails in the process (a full disk, Ctrl-C) left its ``.tmp-ckpt-*`` folder."""
+    import errno
+
+    from hotstart.learner.checkpoint import write
+
+    def fail(exc):
+        def atomic_write_bytes(path, data):
+            if path.name == "optimizer.safetensors":
+                raise exc
+            (path).write_bytes(data)
+        return atomic_write_bytes
+
+    monkeypatch.setattr(write, "atomic_write_bytes", fail(OSError(errno.ENOSPC, "No space left on device")))
+    with pytest.raises(OSError, match=r"cannot write checkpoint .*ckpt-000-000000005-1: No space left") as info:
+        mlp_learner().fit(1, 1e-3, checkpoint_dir=tmp_path)
+    assert info.value.errno == errno.ENOSPC
+    assert [p.name for p in tmp_path.iterdir()] == [".lock"]
+    monkeypatch.setattr(write, "atomic_write_bytes", fail(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        mlp_learner().fit(1, 1e-3, checkpoint_dir=tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [".lock"]
+
+
+def test_resume_refuses_one_checkpoints_folder_or_a_saved_model(mlp_learner, tmp_path):
+    """Both trained from scratch without a word, as an empty folder does."""
+    mlp_learner().fit(1, 1e-3, checkpoint_dir=tmp_path / "run")
+    one = checkpoints(tmp_path / "run")[0]
+    with pytest.raises(UsageError, match=rf"resume='{one}' is one checkpoint's folder; pass the folder that holds "
+                                         rf"the checkpoints \(the fit's checkpoint_dir\): resume='{tmp_path / 'run'}'"):
+        mlp_learner().fit(1, 1e-3, resume=one)
+    model = mlp_learner()
+    model.save(tmp_path / "model")
+    with pytest.raises(UsageError, match=rf"resume='{tmp_path / 'model'}' is a saved model, not a checkpoint folder"):
+        mlp_learner().fit(1, 1e-3, resume=tmp_path / "model")
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda ck: (ck / "checksums.json").write_text("[]"), r"checksums.json holds list \[\], not an object"),
+    (lambda ck: (ck / "checksums.json").write_text("null"), r"checksums.json holds null, not an object"),
+    (lambda ck: _edit_state(ck, lambda s: s.pop("fit")), r"state.json has no 'fit'"),
+    (lambda ck: _edit_state(ck, lambda s: s.update(seed="abc")), r"state.json: 'seed' is str 'abc', not an integer"),
+    (lambda ck: _edit_state(ck, lambda s: s.pop("recorder")), r"state.json has no 'recorder'"),
+    (lambda ck: _edit_state(ck, lambda s: s["fit"].update(n_iter=None)), r"state.json: 'fit.n_iter' is null"),
+    (lambda ck: _edit_state(ck, lambda s: s.pop("optimizer")), r"state.json has no 'optimizer'"),
+    (lambda ck: _edit_state(ck, lambda s: s.clear() or s.update(format=json.loads((ck / "state.json").read_text())["format"]), replace=["x"]),
+     r"state.json holds list \['x'\], not an object"),
+])
+def test_a_state_or_checksums_file_of_the_wrong_shape_is_named_and_the_one_before_is_used(mlp_learner, tmp_path,
+                                                                                          damage, message):
+    """Bare AttributeError / KeyError / ValueError naming no file, and no fallback, before."""
+    from hotstart.learner.checkpoint import CheckpointWarning
+
+    mlp_learner().fit(2, 1e-3, checkpoint_dir=tmp_path)
+    damage(tmp_path / "ckpt-000-000000010-1")
+    with pytest.warns(CheckpointWarning, match=rf"ckpt-000-000000010-1 cannot be read: {message}.*one before"):
+        assert load_last(tmp_path).path.name == "ckpt-000-000000005-1"
+
+
+def _edit_state(ck, edit, replace=None):
+    """Change a checkpoint's state.json (or `replace` it) and record its new checksum."""
+    from hotstart.learner.checkpoint.layout import CHECKSUMS, sha256
+
+    state = json.loads((ck / "state.json").read_text())
+    edit(state)
+    data = json.dumps(state if replace is None else replace).encode()
+    (ck / "state.json").write_bytes(data)
+    sums = json.loads((ck / CHECKSUMS).read_text())
+    (ck / CHECKSUMS).write_text(json.dumps({**sums, "state.json": sha256(data)}))
+
+
 def test_two_fits_cannot_write_one_checkpoint_folder(mlp_learner, tmp_path):
     from hotstart.learner.checkpoint import Checkpointer
 

@@ -18,7 +18,8 @@ import torch
 from ...errors import SavedModelError, UsageError
 from ..fit_state import FitState
 from .layout import (CHECKSUMS, FILES, FORMAT, READABLE_FORMATS, checkpoint_index, checkpointed_callbacks, checkpoints,
-                     sha256, unflatten_optimizer)
+                     is_checkpoint_name, sha256, unflatten_optimizer)
+from .shape import check_checksums, check_shape
 
 
 class CheckpointState:
@@ -233,14 +234,15 @@ def read_checkpoint(path) -> CheckpointState:
         raw = {name: (path / name).read_bytes() for name in FILES}
         has_sums = (path / CHECKSUMS).is_file()
         if has_sums:
-            recorded = json.loads((path / CHECKSUMS).read_bytes())
+            recorded = check_checksums(json.loads((path / CHECKSUMS).read_bytes()), CHECKSUMS)
             for name, data in raw.items():
                 if recorded.get(name) != sha256(data):
                     raise SavedModelError(f"{name} was changed after it was written (its SHA-256 is not the one in "
                                           f"{CHECKSUMS}: damaged on disk, or overwritten)")
         meta = json.loads(raw["state.json"])
-        if meta.get("format") not in READABLE_FORMATS:
+        if isinstance(meta, dict) and meta.get("format") not in READABLE_FORMATS:
             raise SavedModelError(f"format {meta.get('format')!r}, expected {FORMAT!r}")
+        check_shape(meta, "state.json")  # every key reading and resuming use (shape.py)
         if meta["format"] == FORMAT and not has_sums:
             raise SavedModelError(f"{CHECKSUMS} is missing")
         model = st_load(raw["model.safetensors"])
@@ -279,8 +281,11 @@ def load_last(folder, *, missing_ok: bool = False) -> CheckpointState | None:
             return None
         raise UsageError(f"resume={str(folder)!r}: no such folder; give the checkpoint_dir of the run to resume "
                          f"(pass the same folder as checkpoint_dir to start from scratch when it holds nothing)")
+    found = checkpoints(folder)
+    if not found:
+        refuse_other_folders(folder)
     errors = []
-    for path in reversed(checkpoints(folder)):
+    for path in reversed(found):
         try:
             state = read_checkpoint(path)
         except ValueError as e:  # damaged on disk after it was written: fall back to the one before
@@ -293,6 +298,19 @@ def load_last(folder, *, missing_ok: bool = False) -> CheckpointState | None:
     if errors:
         raise SavedModelError("no readable checkpoint in " + str(folder) + ": " + "; ".join(errors))
     return None
+
+
+def refuse_other_folders(folder: Path) -> None:
+    """A `UsageError` when `folder`, given as ``resume=`` and holding no checkpoint, is one
+    checkpoint's own folder or a saved model's: either trained from scratch without a word, as a
+    folder that holds nothing does. The message says what to pass."""
+    if is_checkpoint_name(folder.name) or any((folder / name).exists() for name in (*FILES, CHECKSUMS)):
+        raise UsageError(f"resume={str(folder)!r} is one checkpoint's folder; pass the folder that holds the "
+                         f"checkpoints (the fit's checkpoint_dir): resume={str(folder.parent)!r}")
+    if (folder / "task.json").exists() or (folder / "weights.safetensors").exists():
+        raise UsageError(f"resume={str(folder)!r} is a saved model, not a checkpoint folder: load it with "
+                         f"hotstart.load_learner({str(folder)!r}) and fit that, or pass the checkpoint_dir of the run "
+                         f"to resume")
 
 
 def _first_difference(a, b, where: str = "task"):
