@@ -27,7 +27,9 @@ def mlp_learner(make_learner, small_task, digits_small):
             torch.manual_seed(0)
             model = nn.Sequential(nn.Flatten(), nn.Linear(small_task.channels * 64, 32), nn.ReLU(), nn.Dropout(0.1),
                                   nn.Linear(32, 10))
-        return make_learner(model=model, batch_size=16, data=data, **kwargs)
+        kwargs.setdefault("batch_size", 16)
+        kwargs.setdefault("data", data)
+        return make_learner(model=model, **kwargs)
     return make
 
 
@@ -324,20 +326,198 @@ def test_a_resume_with_another_schedule_is_refused_naming_both_values(mlp_learne
 
 def test_a_finished_fit_is_skipped_only_for_its_own_model(mlp_learner, make_learner, digits_small, tmp_path):
     """A folder whose newest checkpoint is a later fit's: the first fit of a new process finished
-    before it, so it is skipped, as a resumed script skips it. With another model it returned at
-    once, untrained and silent; now the checkpoint's weights must fit the model first."""
-    first = mlp_learner()
-    for _ in range(2):  # fits 0 and 1 of one learner: ckpt-000-* and ckpt-001-*
-        first.fit(1, 1e-3, checkpoint_dir=tmp_path, resume=tmp_path)
-    again = mlp_learner()
+    before it, so it is skipped, as a resumed script skips it, and the learner holds the state at
+    its end (its last checkpoint, which rotation keeps). With another model it returned at once,
+    untrained and silent; now the checkpoint's weights must fit the model first."""
+    first = mlp_learner(precision="32-true")
+    first.fit(1, 1e-3, checkpoint_dir=tmp_path, resume=tmp_path)
+    end_of_fit0, history0 = _state(first), list(first.history)
+    first.fit(1, 1e-3, checkpoint_dir=tmp_path, resume=tmp_path)  # fits 0 and 1: ckpt-000-* and ckpt-001-*
+    again = mlp_learner(precision="32-true")
     again.fit(1, 1e-3, checkpoint_dir=tmp_path, resume=tmp_path)
-    assert again.history == []  # fit 0 finished before the checkpoint of fit 1: skipped
+    assert again.fit_index == 0 and _no_time(again.history) == _no_time(history0)  # skipped, with its end state
+    assert all(torch.equal(v, end_of_fit0[k]) for k, v in _state(again).items())
+    again.fit(1, 1e-3, checkpoint_dir=tmp_path, resume=tmp_path)  # fit 1, complete already
+    assert all(torch.equal(v, _state(first)[k]) for k, v in _state(again).items())
     with torch.random.fork_rng():
         torch.manual_seed(0)
         wider = nn.Sequential(nn.Flatten(), nn.Linear(64, 48), nn.ReLU(), nn.Dropout(0.1), nn.Linear(48, 10))
     other = make_learner(model=wider, batch_size=16, data=digits_small[0].subset(list(range(100))))
     with pytest.raises(UsageError, match=r"another model \(other shapes: 1.weight \(32, 64\) in the checkpoint"):
         other.fit(3, 1e-3, checkpoint_dir=tmp_path, resume=tmp_path)
+
+
+def test_a_changed_script_is_refused_not_skipped_as_a_finished_fit(mlp_learner, tmp_path):
+    """Run 1 `fine_tune` wrote ckpt-000-* and ckpt-001-*; run 2, another script, `fit_one_cycle(2)`
+    resuming that folder, returned at once as if its fit had finished (an untrained model, an
+    empty history, no word). A fit is skipped only if the checkpoint records this very fit at its
+    index; else the resume is refused, naming the checkpoint and what differs."""
+    mlp_learner(precision="32-true").fine_tune(1, freeze_epochs=1, checkpoint_dir=tmp_path)
+    newest = checkpoints(tmp_path)[-1]
+    assert newest.name.startswith("ckpt-001-")
+    learner = mlp_learner(precision="32-true")
+    before = _state(learner)
+    with pytest.raises(UsageError, match=rf"cannot resume from {newest}: it is a checkpoint of fit 1 of a run whose "
+                                         r"fit 0 was another one \(fit 0.n_epoch: 1 in the checkpoint, 2 in this fit\)"):
+        learner.fit_one_cycle(2, 3e-3, checkpoint_dir=tmp_path, resume=tmp_path)
+    assert learner.history == [] and all(torch.equal(v, before[k]) for k, v in _state(learner).items())
+    with pytest.raises(UsageError, match=r"fit 0 was another one \(fit 0.schedule.pct_start: 0.99 in the checkpoint, "
+                                         r"0.25 in this fit\)"):
+        mlp_learner(precision="32-true").fit_one_cycle(1, 2e-3, pct_start=0.25, checkpoint_dir=tmp_path, resume=tmp_path)
+    # the same script again: fit 0 is skipped with its end state, fit 1 is complete already
+    ref = mlp_learner(precision="32-true")
+    ref.fine_tune(1, freeze_epochs=1)
+    again = mlp_learner(precision="32-true")
+    again.fine_tune(1, freeze_epochs=1, checkpoint_dir=tmp_path, resume=tmp_path)
+    assert all(torch.equal(v, _state(ref)[k]) for k, v in _state(again).items())
+    assert _no_time(again.history) == _no_time(ref.history)
+
+
+def test_a_resume_with_another_batch_size_or_other_data_is_refused(mlp_learner, digits_small, tmp_path):
+    """Another batch size, or other training data of the same size, gives the same batches per
+    epoch and steps in all: such a resume was accepted silently. The checkpoint keeps the batch
+    size and the data's fingerprint, and a resume that differs is refused naming both values; a
+    checkpoint written before they were kept still resumes."""
+    from hotstart.learner.checkpoint.layout import CHECKSUMS, sha256
+
+    mlp_learner().fit(2, 1e-3, checkpoint_dir=tmp_path)
+    last = checkpoints(tmp_path)[-1]
+    for p in checkpoints(tmp_path)[1:]:  # as if killed during the second epoch
+        p.rename(tmp_path / f"gone-{p.name}")
+    first = checkpoints(tmp_path)[-1]
+    assert len(mlp_learner(batch_size=14).train_loader) == len(mlp_learner().train_loader)
+    with pytest.raises(UsageError, match=rf"cannot resume from {first}: it was written by a fit with another batch "
+                                         r"size \(batch_size: 16 in the checkpoint, 14 in this fit\)"):
+        mlp_learner(batch_size=14).fit(2, 1e-3, resume=tmp_path)
+    other = digits_small[0].subset(list(range(100, 200)))  # 100 other digits: the same batches
+    with pytest.raises(UsageError, match=rf"cannot resume from {first}: it was written by a fit with other training "
+                                         r"data \(data.indices: \"\w+\" in the checkpoint, \"\w+\" in this fit\)"):
+        mlp_learner(data=other).fit(2, 1e-3, resume=tmp_path)
+    # written before the batch size and data were kept: resumes unchecked
+    state = json.loads((first / "state.json").read_text())
+    del state["fits"]
+    data = json.dumps(state).encode()
+    (first / "state.json").write_bytes(data)
+    sums = json.loads((first / CHECKSUMS).read_text())
+    (first / CHECKSUMS).write_text(json.dumps({**sums, "state.json": sha256(data)}))
+    resumed = mlp_learner()
+    resumed.fit(2, 1e-3, resume=tmp_path)
+    assert len(resumed.history) == 2 and last.name == "ckpt-000-000000010-1"
+
+
+def test_a_new_fit_refuses_a_folder_of_another_runs_checkpoints(mlp_learner, digits_small, tmp_path):
+    """Run 2, a new fit (no resume) into the folder of run 1's checkpoints: its own checkpoint
+    sorted below run 1's, rotation deleted it at once, and a later resume continued run 1. A new
+    fit now refuses such a folder, naming it and what to do; the fits of one run (fine_tune's two)
+    still share a folder."""
+    from hotstart.learner import Callback
+
+    class Killed(Exception):
+        pass
+
+    class Stop(Callback):  # stands in for a kill in epoch 1, after epoch 0's checkpoint
+        def before_epoch(self):
+            if self.learner.epoch == 1:
+                raise Killed
+
+    mlp_learner().fit_one_cycle(3, 1e-2, checkpoint_dir=tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    new = mlp_learner(data=digits_small[0].subset(list(range(100, 200))))
+    with pytest.raises(UsageError, match=rf"checkpoint_dir {tmp_path} holds checkpoints of another run "
+                                         r"\(ckpt-000-000000010-1, ckpt-000-000000015-1\): pass resume='.*' to "
+                                         r"continue that run, or give this fit a new checkpoint_dir"):
+        new.fit_one_cycle(3, 1e-2, checkpoint_dir=tmp_path, callbacks=[Stop()])
+    assert new.history == [] and sorted(p.name for p in tmp_path.iterdir()) == before
+    new.fit(1, 1e-3, checkpoint_dir=tmp_path / "own")  # the refused fit left no lock behind
+    # one run's fits share a folder; resuming the run makes its folder this learner's too
+    one = mlp_learner()
+    one.fine_tune(1, freeze_epochs=1, checkpoint_dir=tmp_path / "ft")
+    one.fit(1, 1e-3, checkpoint_dir=tmp_path / "ft")
+    resumed = mlp_learner()
+    resumed.fit_one_cycle(3, 1e-2, checkpoint_dir=tmp_path, resume=tmp_path)
+    resumed.fit(1, 1e-3, checkpoint_dir=tmp_path)
+
+
+def test_rotation_keeps_the_checkpoint_just_written_and_each_earlier_fits_end(tmp_path):
+    from hotstart.learner.checkpoint.write import to_rotate
+
+    names = ["ckpt-000-000000005-1", "ckpt-000-000000010-1", "ckpt-000-000000015-1", "ckpt-001-000000003-0",
+             "ckpt-001-000000005-1", "ckpt-001-000000010-1"]
+    found = [tmp_path / n for n in names]
+    assert [p.name for p in to_rotate(found, tmp_path / names[-1], 2)] == names[:2] + names[3:4]
+    assert [p.name for p in to_rotate(found[:3], tmp_path / names[0], 2)] == names[1:2]  # sorts below: kept
+
+
+def test_a_failed_checkpoint_write_removes_its_temporary_folder_and_names_the_checkpoint(mlp_learner, tmp_path,
+                                                                                          monkeypatch):
+    """A write that fails in the process (a full disk, Ctrl-C) left its ``.tmp-ckpt-*`` folder."""
+    import errno
+
+    from hotstart.learner.checkpoint import write
+
+    def fail(exc):
+        def atomic_write_bytes(path, data):
+            if path.name == "optimizer.safetensors":
+                raise exc
+            (path).write_bytes(data)
+        return atomic_write_bytes
+
+    monkeypatch.setattr(write, "atomic_write_bytes", fail(OSError(errno.ENOSPC, "No space left on device")))
+    with pytest.raises(OSError, match=r"cannot write checkpoint .*ckpt-000-000000005-1: No space left") as info:
+        mlp_learner().fit(1, 1e-3, checkpoint_dir=tmp_path)
+    assert info.value.errno == errno.ENOSPC
+    assert [p.name for p in tmp_path.iterdir()] == [".lock"]
+    monkeypatch.setattr(write, "atomic_write_bytes", fail(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        mlp_learner().fit(1, 1e-3, checkpoint_dir=tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [".lock"]
+
+
+def test_resume_refuses_one_checkpoints_folder_or_a_saved_model(mlp_learner, tmp_path):
+    """Both trained from scratch without a word, as an empty folder does."""
+    mlp_learner().fit(1, 1e-3, checkpoint_dir=tmp_path / "run")
+    one = checkpoints(tmp_path / "run")[0]
+    with pytest.raises(UsageError, match=rf"resume='{one}' is one checkpoint's folder; pass the folder that holds "
+                                         rf"the checkpoints \(the fit's checkpoint_dir\): resume='{tmp_path / 'run'}'"):
+        mlp_learner().fit(1, 1e-3, resume=one)
+    model = mlp_learner()
+    model.save(tmp_path / "model")
+    with pytest.raises(UsageError, match=rf"resume='{tmp_path / 'model'}' is a saved model, not a checkpoint folder"):
+        mlp_learner().fit(1, 1e-3, resume=tmp_path / "model")
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda ck: (ck / "checksums.json").write_text("[]"), r"checksums.json holds list \[\], not an object"),
+    (lambda ck: (ck / "checksums.json").write_text("null"), r"checksums.json holds null, not an object"),
+    (lambda ck: _edit_state(ck, lambda s: s.pop("fit")), r"state.json has no 'fit'"),
+    (lambda ck: _edit_state(ck, lambda s: s.update(seed="abc")), r"state.json: 'seed' is str 'abc', not an integer"),
+    (lambda ck: _edit_state(ck, lambda s: s.pop("recorder")), r"state.json has no 'recorder'"),
+    (lambda ck: _edit_state(ck, lambda s: s["fit"].update(n_iter=None)), r"state.json: 'fit.n_iter' is null"),
+    (lambda ck: _edit_state(ck, lambda s: s.pop("optimizer")), r"state.json has no 'optimizer'"),
+    (lambda ck: _edit_state(ck, lambda s: s.clear() or s.update(format=json.loads((ck / "state.json").read_text())["format"]), replace=["x"]),
+     r"state.json holds list \['x'\], not an object"),
+])
+def test_a_state_or_checksums_file_of_the_wrong_shape_is_named_and_the_one_before_is_used(mlp_learner, tmp_path,
+                                                                                          damage, message):
+    """Bare AttributeError / KeyError / ValueError naming no file, and no fallback, before."""
+    from hotstart.learner.checkpoint import CheckpointWarning
+
+    mlp_learner().fit(2, 1e-3, checkpoint_dir=tmp_path)
+    damage(tmp_path / "ckpt-000-000000010-1")
+    with pytest.warns(CheckpointWarning, match=rf"ckpt-000-000000010-1 cannot be read: {message}.*one before"):
+        assert load_last(tmp_path).path.name == "ckpt-000-000000005-1"
+
+
+def _edit_state(ck, edit, replace=None):
+    """Change a checkpoint's state.json (or `replace` it) and record its new checksum."""
+    from hotstart.learner.checkpoint.layout import CHECKSUMS, sha256
+
+    state = json.loads((ck / "state.json").read_text())
+    edit(state)
+    data = json.dumps(state if replace is None else replace).encode()
+    (ck / "state.json").write_bytes(data)
+    sums = json.loads((ck / CHECKSUMS).read_text())
+    (ck / CHECKSUMS).write_text(json.dumps({**sums, "state.json": sha256(data)}))
 
 
 def test_two_fits_cannot_write_one_checkpoint_folder(mlp_learner, tmp_path):

@@ -37,6 +37,7 @@ Its `task` (optional) is used only for the metrics' output activation, `predict`
 from __future__ import annotations
 
 import contextlib
+import uuid
 from typing import Any, Sequence
 
 import torch
@@ -150,6 +151,13 @@ class Learner:
             self.add_cb(cb)
         self.opt = None
         self.fit_state: FitState | None = None  # where the current (or last) fit stands; see fit_state.py
+        # which run this learner's checkpoints belong to (a resume takes on the run it continues): a
+        # new fit refuses a checkpoint_dir holding another run's (checkpoint/write.py); from the OS's
+        # entropy, no global RNG drawn
+        self.run_id = uuid.uuid4().hex
+        # fit index -> what identifies that fit (checkpoint/identity.py), kept in every checkpoint so
+        # that a resume skips a finished fit only if it is the one this learner ran
+        self.fit_identities: dict[int, dict] = {}
         self._checkpointer = None  # set by fit (checkpoint_dir=)
         self.training = False
         self.epoch = 0
@@ -330,23 +338,29 @@ class Learner:
         if unreadable is not None:
             raise unreadable
         self.fit_state = fs
+        from .checkpoint.identity import fit_identity
+
+        self.fit_identities[fs.fit_index] = fit_identity(self, fs)
         self._decide_compile(fs)
-        if ckpt is not None and ckpt.fit_index > fs.fit_index:  # this fit finished before the kill
-            ckpt.check_model_fits(self)  # but not a checkpoint of another model: that is refused, not skipped
-            fs.ended = True
-            return self
         with seeded_torch_rng(fs.fit_seed, self.device), self.model_context(), self.added_cbs(callbacks):
             self._prepare_optimizer(lr, wd, reset_opt or self.opt is None)
             self.model.zero_grad(set_to_none=True)  # no stale gradients from a fit that stopped mid-batch
             # a callback that makes this fit a sweep (lr_find's): training phases only, and every
             # callback's before_fit already sees it (EMA does not average a sweep)
             fs.train_only = fs.train_only or any(getattr(cb, "sweep", False) for cb in self.cbs)
+            if ckpt is not None and ckpt.fit_index > fs.fit_index:  # a later fit's: this one finished before
+                # only if the checkpoint shows this very fit ran here, and then with the state at its end
+                self.fit_state = fs = ckpt.restore_finished(self, fs)
+                self.run_id = ckpt.run or self.run_id
+                fs.ended = True
+                return self
             self.n_epoch, first_epoch = fs.n_epoch, 0
             self._checkpointer = None
             if checkpoint_dir is not None:
                 from .checkpoint import Checkpointer
 
-                self._checkpointer = Checkpointer(self, checkpoint_dir, every=checkpoint_every)
+                self._checkpointer = Checkpointer(self, checkpoint_dir, every=checkpoint_every,
+                                                  run=None if ckpt is None else ckpt.run, resuming=resume is not None)
             if ckpt is not None and ckpt.fit_index == fs.fit_index:
                 try:
                     self.fit_state = fs = ckpt.restore(self, fs)
@@ -355,6 +369,7 @@ class Learner:
                         self._checkpointer.close()
                     raise
                 first_epoch = ckpt.next_epoch
+                self.run_id = ckpt.run or self.run_id
             try:
                 self.event("before_fit")
                 for epoch in range(first_epoch, fs.n_epoch):

@@ -9,7 +9,8 @@ exist is an error, unless it is also the fit's `checkpoint_dir` (then "resume if
 something there"). The checkpoint holds the task and the model's keys and shapes: a resume with
 another task (other classes, size, ...) or another model is refused with an error that names
 what differs, the task first. A newest checkpoint that cannot be read, or whose files no longer
-match their checksums, is named in a warning and the one before it is used. On CPU in one
+match their checksums, or whose JSON files are of the wrong shape, is named in a warning and the
+one before it is used. ``resume=`` given one checkpoint's folder or a saved model's is refused. On CPU in one
 process, a fit killed at any moment and resumed ends with the same weights and history (except
 the wall-clock ``time`` column) as one never interrupted (tests/test_learner_checkpoint.py).
 
@@ -18,6 +19,8 @@ No pickle anywhere.
     layout.py       the folder's files and name, the optimizer's state as tensors + JSON, checksums
     write.py        `Checkpointer`: writes a fit's checkpoints (atomically: a ``ckpt-*`` folder is complete)
     read.py         `load_last`, `CheckpointState.restore`: checks, then puts a checkpoint into a learner
+    shape.py        `check_shape`: state.json / checksums.json hold the keys and types reading expects
+    identity.py     `fit_identity`: what identifies a fit and its training data, compared on resume
     folder_lock.py  `FolderLock`: one writer per folder, a lock that dies with its process
 
 A callback with ``checkpoint_state() -> (tensors, JSON)`` and ``load_checkpoint_state(tensors,

@@ -34,6 +34,16 @@ def checkpoint_name(fit_index: int, train_iter: int, epoch_done: bool) -> str:
     return f"ckpt-{fit_index:03d}-{train_iter:09d}-{int(epoch_done)}"
 
 
+def checkpoint_index(path) -> int:
+    """The fit index in a checkpoint's name (``ckpt-<fit>-...``)."""
+    return int(_NAME.match(Path(path).name).group(1))
+
+
+def is_checkpoint_name(name: str) -> bool:
+    """Whether `name` is a checkpoint's folder name (``ckpt-<fit>-<batches>-<epoch done>``)."""
+    return _NAME.match(name) is not None
+
+
 def checkpoints(folder) -> list[Path]:
     """The complete checkpoints in `folder`, oldest first."""
     folder = Path(folder)

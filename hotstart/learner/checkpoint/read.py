@@ -17,8 +17,9 @@ import torch
 
 from ...errors import SavedModelError, UsageError
 from ..fit_state import FitState
-from .layout import CHECKSUMS, FILES, FORMAT, READABLE_FORMATS, checkpointed_callbacks, checkpoints, sha256, \
-    unflatten_optimizer
+from .layout import (CHECKSUMS, FILES, FORMAT, READABLE_FORMATS, checkpoint_index, checkpointed_callbacks, checkpoints,
+                     is_checkpoint_name, sha256, unflatten_optimizer)
+from .shape import check_checksums, check_shape
 
 
 class CheckpointState:
@@ -29,6 +30,7 @@ class CheckpointState:
         self.fit = meta["fit"]  # FitState.to_dict() of the fit when it was written
         self.fit_index = int(self.fit["fit_index"])
         self.next_epoch = int(meta["next_epoch"])  # the epoch the resumed fit starts with
+        self.run = meta.get("run")  # the run that wrote it (None: written before runs were kept)
 
     def restore(self, learner, fit_state: FitState) -> FitState:
         """Model, optimizer, RNG and Recorder into `learner`; returns the fit's state at the
@@ -46,6 +48,7 @@ class CheckpointState:
             raise UsageError(f"cannot resume from {self.path}: it is a fit of {saved['n_epoch']} epochs with "
                              f"accumulate={saved['accumulate']}, this fit has {fit_state.n_epoch} epochs with "
                              f"accumulate={fit_state.accumulate}")
+        self._check_batches(learner, fit_state)  # before the step count, which they explain
         if int(saved["total_steps"]) != fit_state.total_steps:
             raise UsageError(f"cannot resume from {self.path}: it has {saved['total_steps']} optimizer steps in all, "
                              f"this fit {fit_state.total_steps} (a different batch size or dataset?)")
@@ -64,6 +67,52 @@ class CheckpointState:
         rec.losses[:] = m["recorder"]["losses"]
         rec.lrs[:] = m["recorder"]["lrs"]
         return FitState.from_dict(saved, fit_state.schedule)
+
+    def restore_finished(self, learner, fit_state: FitState) -> FitState:
+        """This checkpoint is of a later fit than `fit_state`'s: that fit finished before it was
+        written, so `fit` skips it, and the learner is put in the state at its end (returned).
+
+        Only when it is the same fit: the checkpoint records each earlier fit of its learner
+        (identity.py), and this one must be the fit recorded at its index; and the state at its
+        end is that fit's last checkpoint, which rotation keeps (write.py), restored with every
+        check of `restore`. A changed script (``fit_one_cycle(2)`` resuming a ``fine_tune``'s
+        folder) was skipped silently, leaving an untrained model: it is refused, naming what
+        differs. A checkpoint that records neither is refused too: nothing shows the fit it
+        skips is this one."""
+        self.check_model_fits(learner)  # another model is named as such, whatever else differs
+        from .identity import fit_identity
+
+        k = fit_state.fit_index
+        recorded, here = self.recorded_fit(k), fit_identity(learner, fit_state)
+        if recorded is not None and recorded != here:
+            where, a, b = _first_difference(recorded, here, f"fit {k}")
+            raise UsageError(f"cannot resume from {self.path}: it is a checkpoint of fit {self.fit_index} of a run whose "
+                             f"fit {k} was another one ({where}: {_short(a)} in the checkpoint, {_short(b)} in this "
+                             f"fit), so this fit is not the one that finished there; run the script that wrote it, or "
+                             f"give this fit another checkpoint folder")
+        end = self._end_of_fit(k)
+        if end is not None:
+            return end.restore(learner, fit_state)
+        if recorded is None:
+            raise UsageError(f"cannot resume from {self.path}: it is a checkpoint of fit {self.fit_index}, and neither "
+                             f"it nor its folder shows what fit {k} was (written by an older hotstart), so this fit "
+                             f"cannot be skipped as finished; give this fit another checkpoint folder")
+        warnings.warn(f"{self.path}: fit {k} finished before it, but the checkpoint of its end is no longer in "
+                      f"{self.path.parent}: the model keeps its weights until the next fit resumes",
+                      CheckpointWarning, stacklevel=3)
+        return fit_state
+
+    def _end_of_fit(self, fit_index: int) -> "CheckpointState | None":
+        """Fit `fit_index`'s last checkpoint in this checkpoint's folder, if it is the one written
+        at that fit's end and can be read; else None."""
+        mine = [p for p in checkpoints(self.path.parent) if checkpoint_index(p) == fit_index]
+        if not mine or not mine[-1].name.endswith("-1"):
+            return None
+        try:
+            end = read_checkpoint(mine[-1])
+        except ValueError:
+            return None
+        return end if end.next_epoch == int(end.fit["n_epoch"]) else None
 
     def _restore_callbacks(self, learner, before_checks: bool) -> None:
         """Each checkpointed callback's state into this fit's callback of the same place and class:
@@ -126,6 +175,29 @@ class CheckpointState:
                              f"learning rate and schedule it was trained with, or give this fit another checkpoint "
                              f"folder")
 
+    def recorded_fit(self, fit_index: int) -> dict | None:
+        """The identity (identity.py `fit_identity`) the checkpoint recorded for its learner's fit
+        `fit_index` (its own fit or an earlier one), or None when it recorded none (written before
+        the fits were kept, or a fit it did not know)."""
+        fits = self.meta.get("fits")
+        return fits[fit_index] if isinstance(fits, list) and 0 <= fit_index < len(fits) else None
+
+    def _check_batches(self, learner, fit_state: FitState) -> None:
+        """The checkpoint's batch size and training data (identity.py) must be this fit's: with
+        another batch size, or other data, giving the same batches per epoch, a resume was accepted
+        silently. A checkpoint written before they were kept is not checked."""
+        from .identity import fit_identity
+
+        saved = self.recorded_fit(self.fit_index) or {}
+        here = fit_identity(learner, fit_state)
+        for key, other, what in (("batch_size", "another batch size", "batch size"),
+                                 ("data", "other training data", "training data")):
+            if key in saved and saved[key] != here[key]:
+                where, a, b = _first_difference(saved[key], here[key], key)
+                raise UsageError(f"cannot resume from {self.path}: it was written by a fit with {other} "
+                                 f"({where}: {_short(a)} in the checkpoint, {_short(b)} in this fit); resume with "
+                                 f"the {what} it was trained with, or give this fit another checkpoint folder")
+
     def _check_model(self, model) -> None:
         """The checkpoint's weights must fit `model`: the same keys and shapes, named if not."""
         want = model.state_dict()
@@ -162,14 +234,15 @@ def read_checkpoint(path) -> CheckpointState:
         raw = {name: (path / name).read_bytes() for name in FILES}
         has_sums = (path / CHECKSUMS).is_file()
         if has_sums:
-            recorded = json.loads((path / CHECKSUMS).read_bytes())
+            recorded = check_checksums(json.loads((path / CHECKSUMS).read_bytes()), CHECKSUMS)
             for name, data in raw.items():
                 if recorded.get(name) != sha256(data):
                     raise SavedModelError(f"{name} was changed after it was written (its SHA-256 is not the one in "
                                           f"{CHECKSUMS}: damaged on disk, or overwritten)")
         meta = json.loads(raw["state.json"])
-        if meta.get("format") not in READABLE_FORMATS:
+        if isinstance(meta, dict) and meta.get("format") not in READABLE_FORMATS:
             raise SavedModelError(f"format {meta.get('format')!r}, expected {FORMAT!r}")
+        check_shape(meta, "state.json")  # every key reading and resuming use (shape.py)
         if meta["format"] == FORMAT and not has_sums:
             raise SavedModelError(f"{CHECKSUMS} is missing")
         model = st_load(raw["model.safetensors"])
@@ -208,8 +281,11 @@ def load_last(folder, *, missing_ok: bool = False) -> CheckpointState | None:
             return None
         raise UsageError(f"resume={str(folder)!r}: no such folder; give the checkpoint_dir of the run to resume "
                          f"(pass the same folder as checkpoint_dir to start from scratch when it holds nothing)")
+    found = checkpoints(folder)
+    if not found:
+        refuse_other_folders(folder)
     errors = []
-    for path in reversed(checkpoints(folder)):
+    for path in reversed(found):
         try:
             state = read_checkpoint(path)
         except ValueError as e:  # damaged on disk after it was written: fall back to the one before
@@ -222,6 +298,19 @@ def load_last(folder, *, missing_ok: bool = False) -> CheckpointState | None:
     if errors:
         raise SavedModelError("no readable checkpoint in " + str(folder) + ": " + "; ".join(errors))
     return None
+
+
+def refuse_other_folders(folder: Path) -> None:
+    """A `UsageError` when `folder`, given as ``resume=`` and holding no checkpoint, is one
+    checkpoint's own folder or a saved model's: either trained from scratch without a word, as a
+    folder that holds nothing does. The message says what to pass."""
+    if is_checkpoint_name(folder.name) or any((folder / name).exists() for name in (*FILES, CHECKSUMS)):
+        raise UsageError(f"resume={str(folder)!r} is one checkpoint's folder; pass the folder that holds the "
+                         f"checkpoints (the fit's checkpoint_dir): resume={str(folder.parent)!r}")
+    if (folder / "task.json").exists() or (folder / "weights.safetensors").exists():
+        raise UsageError(f"resume={str(folder)!r} is a saved model, not a checkpoint folder: load it with "
+                         f"hotstart.load_learner({str(folder)!r}) and fit that, or pass the checkpoint_dir of the run "
+                         f"to resume")
 
 
 def _first_difference(a, b, where: str = "task"):

@@ -5,13 +5,17 @@
 the fit's seed and index, and what identifies its schedule; learner/fit_state.py) and the epoch to go on with (the loaders
 reshuffle from ``(fit seed, epoch)``, so that and the batches done place the sampler exactly),
 the task, the Recorder's history, per-batch losses and running sums (every process's: each sums
-its own shard), and checkpointed callbacks' JSON.
+its own shard), checkpointed callbacks' JSON, the run that wrote it (``"run"``) and the identity of
+this fit and of each earlier fit of the learner (``"fits"``, identity.py).
 
 Each file is written with ``hotstart.atomic`` into a temporary folder in DIR, and the folder is
 renamed to its final name when all four (with ``checksums.json``, written last) are on disk: a
 rename is atomic, so a ``ckpt-*`` folder is always complete, and a kill leaves at most a
-``.tmp-*`` folder, removed by the next run. The last `keep` (2) checkpoints are kept; older ones
-are renamed away, then deleted. Only the first process writes; the others wait at a barrier.
+``.tmp-*`` folder, removed by the next run (a write that fails in the process removes its own and
+names the checkpoint). Of the running fit, `keep` (2) checkpoints are kept, the one just written
+always among them, and of each earlier fit its last one (`to_rotate`); others are renamed away,
+then deleted. A folder belongs to one run: a new fit refuses one holding another run's checkpoints
+(`refuse_other_runs`). Only the first process writes; the others wait at a barrier.
 While it writes, a fit holds the folder's `FolderLock`.
 """
 from __future__ import annotations
@@ -26,22 +30,30 @@ from pathlib import Path
 import torch
 
 from ...atomic import atomic_write_bytes, default_folder_mode, fsync_dir
+from ...errors import SavedModelError, UsageError
 from .folder_lock import FolderLock
-from .layout import (CHECKSUMS, FORMAT, checkpoint_name, checkpointed_callbacks, checkpoints, flatten_optimizer,
-                     remove_checkpoint, sha256)
+from .layout import (CHECKSUMS, FORMAT, checkpoint_index, checkpoint_name, checkpointed_callbacks, checkpoints,
+                     flatten_optimizer, remove_checkpoint, sha256)
 
 
 class Checkpointer:
     """Writes the checkpoints of one fit into `folder`, every `every` optimizer steps and at each
     epoch's end, keeping the last `keep`."""
 
-    def __init__(self, learner, folder, every: int | None = None, keep: int = 2):
+    def __init__(self, learner, folder, every: int | None = None, keep: int = 2, *, run: str | None = None,
+                 resuming: bool = False):
         self.learner, self.folder, self.every, self.keep = learner, Path(folder), every, int(keep)
+        self.run = learner.run_id if run is None else run  # the run the checkpoints belong to (state.json "run")
         self._last_step = None
         self._lock = None
         if learner.backend.is_global_zero:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._lock = FolderLock(self.folder)  # before anything is cleaned up or written
+            try:
+                refuse_other_runs(self.folder, self.run, resuming)
+            except BaseException:
+                self.close()
+                raise
             for p in self.folder.iterdir():  # what a killed writer left behind
                 if p.name.startswith((".tmp-", ".trash-")) and p.is_dir():
                     shutil.rmtree(p, ignore_errors=True)
@@ -102,6 +114,10 @@ class Checkpointer:
             "format": FORMAT,
             "fit": dataclasses.replace(fs, skip_batches=batches_done).to_dict(),  # learner/fit_state.py
             "seed": ln.seed,
+            "run": self.run,  # which run wrote it: a new fit refuses a folder of another run's checkpoints
+            # the identity of this fit and of each earlier fit of the learner (identity.py): a resume
+            # checks its batch size and data, and skips a finished fit only if it is the one recorded
+            "fits": [ln.fit_identities.get(i) for i in range(fs.fit_index + 1)],
             "task": None if ln.task is None else ln.task.to_dict(),  # a resume with another task is refused
             "next_epoch": ln.epoch + 1 if epoch_done else ln.epoch,
             "optimizer": opt_meta,
@@ -113,20 +129,67 @@ class Checkpointer:
                  "optimizer.safetensors": st_save(opt_tensors, metadata={"format": FORMAT}),
                  "state.json": json.dumps(state).encode()}
         name = checkpoint_name(fs.fit_index, fs.train_iter, epoch_done)
-        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=self.folder))
-        for file, data in files.items():
-            atomic_write_bytes(tmp / file, data)
-        atomic_write_bytes(tmp / CHECKSUMS, json.dumps({f: sha256(d) for f, d in files.items()}).encode())
-        os.chmod(tmp, default_folder_mode())  # mkdtemp makes 0700; a checkpoint folder gets the usual mode
-        fsync_dir(tmp)
         final = self.folder / name
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=self.folder))
+        try:
+            for file, data in files.items():
+                atomic_write_bytes(tmp / file, data)
+            atomic_write_bytes(tmp / CHECKSUMS, json.dumps({f: sha256(d) for f, d in files.items()}).encode())
+            os.chmod(tmp, default_folder_mode())  # mkdtemp makes 0700; a checkpoint folder gets the usual mode
+            fsync_dir(tmp)
+        except BaseException as e:  # a full disk, Ctrl-C: no .tmp-* folder left until the next run
+            shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(e, OSError):
+                raise type(e)(e.errno, f"cannot write checkpoint {final}: {e.strerror or e}",
+                              e.filename) from e
+            if isinstance(e, Exception):
+                raise SavedModelError(f"cannot write checkpoint {final}: {type(e).__name__}: {e}") from e
+            raise
         if final.exists():  # the same position written again (a resumed run): replace it
             remove_checkpoint(final)
         os.replace(tmp, final)
         fsync_dir(self.folder)
-        for old in checkpoints(self.folder)[:-self.keep]:
+        for old in to_rotate(checkpoints(self.folder), final, self.keep):
             remove_checkpoint(old)
         return final
+
+
+def to_rotate(found: list[Path], written: Path, keep: int) -> list[Path]:
+    """The checkpoints to delete after `written` was written (`found`: the folder's, oldest first).
+
+    Of the fit that wrote it (its index), `keep` are kept: `written` itself, whatever its name
+    (a name may sort below older ones), and the last others; of each other fit, its last one, the state at its end,
+    which a resume that skips that finished fit loads (learner/loop.py)."""
+    index = checkpoint_index(written)
+    others = [p for p in found if checkpoint_index(p) == index and p != written]
+    kept = {written, *(others[-(keep - 1):] if keep > 1 else [])}
+    last_of_each = {checkpoint_index(p): p for p in found}  # oldest first: the last one of each fit wins
+    kept.update(p for i, p in last_of_each.items() if i != index)
+    return [p for p in found if p not in kept]
+
+
+def refuse_other_runs(folder: Path, run: str, resuming: bool) -> None:
+    """A `UsageError` when `folder` holds checkpoints of another run than `run`.
+
+    A new fit writing into a folder that holds an earlier run's checkpoints mixed the two: the
+    names of the new run sorted below the old ones, so rotation deleted the new fit's checkpoint
+    at once, and a later resume continued the old run (Lightning refuses or warns too). A
+    checkpoint written before runs were recorded counts as another run's, unless this fit resumes
+    (it may have resumed from one of them). An unreadable ``state.json`` is left to the resume's
+    reading, which names it."""
+    others = []
+    for path in checkpoints(folder):
+        try:
+            recorded = json.loads((path / "state.json").read_bytes())
+        except (OSError, ValueError):
+            continue
+        owner = recorded.get("run") if isinstance(recorded, dict) else None
+        if owner != run and not (owner is None and resuming):
+            others.append(path.name)
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise UsageError(f"checkpoint_dir {folder} holds checkpoints of another run ({shown}): pass resume={str(folder)!r} "
+                         f"to continue that run, or give this fit a new checkpoint_dir (or delete them)")
 
 
 def running_sums_of_every_process(learner) -> list[dict]:
