@@ -454,6 +454,7 @@ def test_a_failed_checkpoint_write_removes_its_temporary_folder_and_names_the_ch
     import errno
 
     from hotstart.learner.checkpoint import write
+    from hotstart.write_errors import WriteError
 
     def fail(exc):
         def atomic_write_bytes(path, data):
@@ -463,7 +464,7 @@ def test_a_failed_checkpoint_write_removes_its_temporary_folder_and_names_the_ch
         return atomic_write_bytes
 
     monkeypatch.setattr(write, "atomic_write_bytes", fail(OSError(errno.ENOSPC, "No space left on device")))
-    with pytest.raises(OSError, match=r"cannot write checkpoint .*ckpt-000-000000005-1: No space left") as info:
+    with pytest.raises(WriteError, match=r"cannot write .*ckpt-000-000000005-1 \(a checkpoint\): the disk is full") as info:
         mlp_learner().fit(1, 1e-3, checkpoint_dir=tmp_path)
     assert info.value.errno == errno.ENOSPC
     assert [p.name for p in tmp_path.iterdir()] == [".lock"]

@@ -31,6 +31,7 @@ import torch
 
 from ...atomic import atomic_write_bytes, default_folder_mode, fsync_dir
 from ...errors import SavedModelError, UsageError
+from ...write_errors import write_error
 from .folder_lock import FolderLock
 from .layout import (CHECKSUMS, FORMAT, checkpoint_index, checkpoint_name, checkpointed_callbacks, checkpoints,
                      flatten_optimizer, remove_checkpoint, sha256)
@@ -139,9 +140,8 @@ class Checkpointer:
             fsync_dir(tmp)
         except BaseException as e:  # a full disk, Ctrl-C: no .tmp-* folder left until the next run
             shutil.rmtree(tmp, ignore_errors=True)
-            if isinstance(e, OSError):
-                raise type(e)(e.errno, f"cannot write checkpoint {final}: {e.strerror or e}",
-                              e.filename) from e
+            if isinstance(e, OSError):  # a WriteError naming the checkpoint (same errno and kind of OSError)
+                raise write_error(final, e, detail="a checkpoint") from e
             if isinstance(e, Exception):
                 raise SavedModelError(f"cannot write checkpoint {final}: {type(e).__name__}: {e}") from e
             raise
