@@ -672,3 +672,21 @@ def test_removing_a_file_with_a_checkpoints_name_leaves_nothing_behind(tmp_path)
     (tmp_path / "ckpt-000-000000050-0" / "model.safetensors").write_bytes(b"x")
     remove_checkpoint(tmp_path / "ckpt-000-000000050-0")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_checkpoint_folder_that_takes_no_files_is_named(mlp_learner, tmp_path, monkeypatch):
+    """A read-only file system: the lock file cannot be created; the error names the checkpoint
+    folder (it was a bare ``OSError`` naming ``.lock``)."""
+    import errno
+
+    from hotstart.learner.checkpoint import write
+    from hotstart.write_errors import WriteError
+
+    def read_only(folder):
+        raise OSError(errno.EROFS, "Read-only file system", str(folder / ".lock"))
+
+    monkeypatch.setattr(write, "FolderLock", read_only)
+    with pytest.raises(WriteError, match=rf"cannot write {tmp_path / 'ck'} \(the checkpoint folder\): the file "
+                                         r"system is read-only") as info:
+        mlp_learner().fit(1, 1e-3, checkpoint_dir=tmp_path / "ck")
+    assert info.value.errno == errno.EROFS

@@ -48,8 +48,11 @@ class Checkpointer:
         self._last_step = None
         self._lock = None
         if learner.backend.is_global_zero:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self._lock = FolderLock(self.folder)  # before anything is cleaned up or written
+            try:  # a read-only or full file system: an error naming the checkpoint folder
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._lock = FolderLock(self.folder)  # before anything is cleaned up or written
+            except OSError as e:
+                raise write_error(self.folder, e, detail="the checkpoint folder") from e
             try:
                 refuse_other_runs(self.folder, self.run, resuming)
             except BaseException:
