@@ -37,6 +37,7 @@ def _mistakes(tmp):
     photos = tmp / "photos"
     photos.mkdir()
     (photos / "loose.png").write_bytes(b"")
+    (tmp / "old-ckpt" / "ckpt-000-000000005-1").mkdir(parents=True)  # an earlier run's checkpoint
     return [
         (["train", str(tmp / "no" / "such" / "folder")], "no such file or folder"),
         (["train", str(table), "--path-col", "file", "--label-col", "lable"], "--label-col 'lable': "),
@@ -50,6 +51,7 @@ def _mistakes(tmp):
         (["train", "--out", str(table)], f"--out {table} is a file, not a folder"),
         (["train", "--out", str(table / "sub")], f"--out {table / 'sub'} lies below {table}, which is a file"),
         (["train", "--checkpoint-dir", str(table / "ckpt")], "--checkpoint-dir"),
+        (["train", "--checkpoint-dir", str(tmp / "old-ckpt")], "holds checkpoints of an earlier run: add --resume"),
         (["train", str(table), "--target", "price", "--continuous", "prize"], "--continuous 'prize': "),
         (["predict", str(photos), str(photos / "loose.png")], "not a model folder"),
         (["predict", str(tmp / "missing.onnx"), "x.png"], "no such file or folder"),

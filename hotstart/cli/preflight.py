@@ -123,12 +123,17 @@ def check_folder_to_write(path, option: str) -> None:
 def check_resume(args) -> None:
     """--resume DIR names an existing folder: a misspelled one must not start a fresh run (which
     then replaced the model in --out, since --resume lets the run write there). ``--resume DIR
-    --checkpoint-dir DIR`` means "continue if a run left checkpoints in DIR": DIR may not exist yet."""
+    --checkpoint-dir DIR`` means "continue if a run left checkpoints in DIR": DIR may not exist yet.
+    A --checkpoint-dir that holds an earlier run's checkpoints, without --resume, is refused here, as
+    the fit would refuse it (learner/checkpoint/write.py), before the data is read."""
     resume = getattr(args, "resume", None)
     checkpoint_dir = getattr(args, "checkpoint_dir", None)
     if checkpoint_dir is not None:
         check_folder_to_write(checkpoint_dir, "--checkpoint-dir")
     if resume is None:
+        if checkpoint_dir is not None and holds_checkpoint(checkpoint_dir):  # the fit would refuse it, later
+            raise UsageError(f"--checkpoint-dir {checkpoint_dir} holds checkpoints of an earlier run: add --resume "
+                             f"{checkpoint_dir} to continue it, or give this run a new --checkpoint-dir")
         return
     path = Path(resume)
     if path.is_dir():
