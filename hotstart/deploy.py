@@ -27,6 +27,7 @@ from .contract.kinds import KINDS
 from .contract.model import ContractModel
 from .contract.schema import decode_metadata
 from .errors import SavedModelError, UsageError
+from .run_folder import finish_run
 
 __all__ = ["open_model", "open_folder", "model_folder"]
 
@@ -54,6 +55,7 @@ def model_folder(path) -> Path:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such folder")
+    finish_run(path)  # a train --out folder whose run was killed while it replaced model/ and the rest
     if (path / "task.json").is_file():
         return path
     if (path / "model" / "task.json").is_file():

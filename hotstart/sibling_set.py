@@ -55,7 +55,11 @@ def replace_together(folder, unit: str, stage: Callable[[Path], None]) -> list[P
     entries (files or folders) into the empty folder `staging`. Returns the targets' paths.
 
     An error while staging (a full disk) leaves the old set untouched and is raised naming the
-    targets or the staging path; nothing is changed then. See the module docstring for a kill."""
+    folder; nothing is changed then. So is a target that may not be replaced, checked under the
+    lock before the commit (`FileExistsError` / `IsADirectoryError` naming it): a folder of the set
+    that holds names the new one does not (files of yours: the swap would delete them), a folder
+    or a link to one where a file goes, a file where a folder goes. See the module docstring for a
+    kill."""
     folder = Path(os.path.abspath(folder))
     folder.mkdir(parents=True, exist_ok=True)
     with writers_take_turns(folder):
@@ -64,10 +68,14 @@ def replace_together(folder, unit: str, stage: Callable[[Path], None]) -> list[P
         try:
             stage(staging)
             names = sorted(os.listdir(staging))
+            _check_targets(folder, staging, names)
             fsync_dir(staging)
             journal = {"staging": staging.name, "entries": names}
             atomic_write_bytes(journal_path(folder, unit), (json.dumps(journal) + "\n").encode())
             fsync_dir(folder)
+        except (FileExistsError, IsADirectoryError):  # a target we may not replace: already names it
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
         except OSError as e:
             shutil.rmtree(staging, ignore_errors=True)
             raise OSError(e.errno, f"{e.strerror or e}: writing the new {unit} set in {folder} failed "
@@ -134,13 +142,34 @@ def _recover(folder: Path, unit: str) -> None:
             p.unlink(missing_ok=True)
 
 
+def _check_targets(folder: Path, staging: Path, names: list[str]) -> None:
+    """Refuse, before the commit, a target that the renames of `_apply` must not replace."""
+    for name in names:
+        new, target = staging / name, folder / name
+        if not os.path.lexists(target):
+            continue
+        if not new.is_dir():
+            if target.is_dir():
+                raise IsADirectoryError(f"{target} is a folder: cannot write the file {name} there (nothing "
+                                        f"was changed)")
+            continue
+        if target.is_symlink() or not target.is_dir():
+            what = "a symbolic link" if target.is_symlink() else "not a folder"
+            raise FileExistsError(f"{target} is {what}: cannot replace it with the folder {name} (nothing was changed)")
+        extra = sorted(set(os.listdir(target)) - set(os.listdir(new)))
+        if extra:
+            shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
+            raise FileExistsError(f"{target} holds other files ({shown}): replacing the folder would delete them; "
+                                  f"move them out (nothing was changed)")
+
+
 def _apply(folder: Path, unit: str, staging: Path, names: list[str]) -> None:
     """Step 3 and 4: move each staged entry over its target (idempotent), drop journal and staging."""
     for name in names:
         new, target = staging / name, folder / name
         if not os.path.lexists(new):
             continue  # moved in before a kill
-        if new.is_dir() and not new.is_symlink() or target.is_dir() and not target.is_symlink():
+        if new.is_dir() and not new.is_symlink():  # `_check_targets`: the target is a folder or none
             if os.path.lexists(target):
                 aside = staging / f"{_OLD}{name}"
                 if os.path.lexists(aside):
