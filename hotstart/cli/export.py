@@ -29,9 +29,11 @@ from pathlib import Path
 from ..arguments import check_int
 from ..errors import UsageError
 from ..export import FORMATS, SUFFIXES, check_options  # cheap: the export package imports torch only where it exports
+from ..export.manifest import foreign_files, foreign_files_message, write_export_folder
 from ..deploy import model_folder
 
 CONTRACT_FOLDER = "hotstart_contract"  # the bundle's copy of hotstart/contract/ (predictor.py imports it)
+BUNDLE = "bundle"  # the export kind in a bundle's manifest (hotstart/export/manifest.py)
 
 BUNDLE_README = """# {name}: a hotstart model that runs without torch
 
@@ -204,11 +206,13 @@ def check_destinations(args, fmt: str, source: Path) -> None:
             check_file_destination(args.out, "--out")
         check_suffix(args.out, Path(args.out).suffix.lower(), fmt)  # after the checks that say more
     if args.bundle is not None:
-        check_outside_source(args.bundle, source, "--bundle")
+        check_outside_source(args.bundle, source, "--bundle", replaces_folder=True)
         check_folder_destination(args.bundle, "--bundle")
-        for name in ("model.onnx", "predictor.py", "README.md"):
-            check_file_destination(Path(args.bundle) / name, "--bundle")
-        check_folder_destination(Path(args.bundle) / CONTRACT_FOLDER, "--bundle")
+        bundle = Path(args.bundle).resolve()
+        if args.out is not None and (Path(args.out).resolve() == bundle or bundle in Path(args.out).resolve().parents):
+            raise UsageError(f"--out {args.out} lies in --bundle {args.bundle}, which the bundle replaces as a whole "
+                             f"(nothing was exported): write --out elsewhere")
+        refuse_foreign_bundle(args.bundle)
 
 
 def _data_for(args, folder: Path):
@@ -226,24 +230,70 @@ def _data_for(args, folder: Path):
     return data
 
 
-def write_bundle(learner, folder, **kwargs) -> Path:
-    """DIR/model.onnx + DIR/predictor.py + DIR/hotstart_contract/ (copies of hotstart/predictor.py
-    and of the model contract package, which uses relative imports only) + DIR/README.md."""
+def bundle_files(learner, folder: Path, **kwargs) -> tuple[dict[str, bytes], object]:
+    """The bundle's files ({path in the bundle: bytes}) and the ONNX export's report: model.onnx,
+    predictor.py (hotstart/predictor.py), hotstart_contract/*.py (the model contract package, which
+    uses relative imports only), README.md. Nothing is written in `folder` (the ONNX file is
+    exported into a temporary folder, then read)."""
+    import dataclasses
+    import tempfile
     from importlib.util import find_spec
 
     from .. import __version__
-    from ..atomic import atomic_write_bytes
-    from ..atomic_folder import write_folder
 
-    folder = Path(folder)
-    readme = bundle_readme(learner.task, folder.name, __version__)  # before any file: a failure writes none
-    report = learner.export(folder / "model.onnx", "onnx", **kwargs)
-    atomic_write_bytes(folder / "predictor.py", Path(find_spec("hotstart.predictor").origin).read_bytes())
+    readme = bundle_readme(learner.task, folder.name, __version__)  # before the export: a failure costs nothing
+    with tempfile.TemporaryDirectory(prefix="hotstart-bundle-") as tmp:
+        report = learner.export(Path(tmp) / "model.onnx", "onnx", **kwargs)
+        model = (Path(tmp) / "model.onnx").read_bytes()
     contract = Path(find_spec("hotstart.contract").origin).parent
-    write_folder(folder / CONTRACT_FOLDER, {p.name: p.read_bytes() for p in sorted(contract.glob("*.py"))})
-    atomic_write_bytes(folder / "README.md", readme.encode())
+    files = {"model.onnx": model,
+             "predictor.py": Path(find_spec("hotstart.predictor").origin).read_bytes(),
+             **{f"{CONTRACT_FOLDER}/{p.name}": p.read_bytes() for p in sorted(contract.glob("*.py"))},
+             "README.md": readme.encode()}
+    if dataclasses.is_dataclass(report):
+        report = dataclasses.replace(report, path=folder / "model.onnx")
+    return files, report
+
+
+def write_bundle(learner, folder, **kwargs) -> Path:
+    """DIR/model.onnx + DIR/predictor.py + DIR/hotstart_contract/ + DIR/README.md (`bundle_files`),
+    and the manifest of those files: the folder is replaced as a unit (hotstart/export/manifest.py),
+    so a re-export replaces the earlier bundle whole or, if the folder holds a file of yours,
+    changes nothing. ``__pycache__`` that running the predictor left in hotstart_contract/ is
+    derived from the bundle's own files and goes with it."""
+    folder = Path(folder)
+    files, report = bundle_files(learner, folder, **kwargs)
+    try:
+        write_export_folder(folder, files, BUNDLE, legacy=legacy_bundle_files)
+    except FileExistsError as e:  # a file of yours appeared since check_destinations looked
+        raise UsageError(f"{e} (nothing was changed)") from None
     print(f"{report}\nwrote bundle {folder}: model.onnx, predictor.py, {CONTRACT_FOLDER}/, README.md")
     return folder
+
+
+def refuse_foreign_bundle(folder) -> None:
+    """Refuse an existing --bundle folder holding anything but an earlier bundle's own files
+    (checked before the export runs; nothing is changed): the bundle replaces the folder whole."""
+    foreign = foreign_files(folder, BUNDLE, legacy=legacy_bundle_files)
+    if foreign:
+        raise UsageError(foreign_files_message("--bundle", folder, foreign, "a bundle export") +
+                         "; move them out or choose another --bundle (nothing was changed)")
+
+
+def legacy_bundle_files(folder: Path) -> frozenset[str]:
+    """The names a bundle from before the manifest wrote in `folder`, if it is one (its
+    hotstart_contract/ holds nothing but ``.py`` files and ``__pycache__/*.pyc``), else none."""
+    contract = folder / CONTRACT_FOLDER
+    try:
+        entries = list(contract.iterdir())
+        pycache = list((contract / "__pycache__").iterdir()) if (contract / "__pycache__").is_dir() else []
+    except OSError:
+        return frozenset()
+    plain = all((p.name.endswith(".py") and p.is_file() and not p.is_symlink()) or
+                (p.name == "__pycache__" and p.is_dir() and not p.is_symlink()) for p in entries)
+    if not plain or not all(p.name.endswith(".pyc") and p.is_file() and not p.is_symlink() for p in pycache):
+        return frozenset()
+    return frozenset({"model.onnx", "predictor.py", "README.md", f"{CONTRACT_FOLDER}/"})
 
 
 def bundle_readme(task, name: str, version: str) -> str:
