@@ -53,9 +53,10 @@ def model_folder(path) -> Path:
     """MODEL_DIR, or its ``model/`` subfolder (train's --out layout); a `SavedModelError` naming the
     folder when neither holds the ``task.json`` that ``learner.save`` writes."""
     path = Path(path)
+    for run in (path, path.parent):  # train's --out, or its model/: a run killed while it replaced its outputs
+        finish_run(run)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such folder")
-    finish_run(path)  # a train --out folder whose run was killed while it replaced model/ and the rest
     if (path / "task.json").is_file():
         return path
     if (path / "model" / "task.json").is_file():
