@@ -71,3 +71,12 @@ def test_a_bundle_from_before_the_manifest_is_replaced(models, tmp_path):
     compileall.compile_dir(str(bundle / "hotstart_contract"), quiet=1)
     assert export(models[1], bundle) == 0
     assert sorted(os.listdir(bundle)) == BUNDLE
+
+
+def test_an_out_inside_the_bundle_is_refused_before_the_export(models, tmp_path, capsys):
+    """The bundle replaces its folder whole: an --out written into it first would be deleted (or,
+    found by the swap, make it fail after the --out export)."""
+    bundle = tmp_path / "bundle"
+    assert main(["export", str(models[0]), "--out", str(bundle / "digits.onnx"), "--bundle", str(bundle)]) != 0
+    assert "lies in --bundle" in capsys.readouterr().err
+    assert not bundle.exists()
