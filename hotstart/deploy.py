@@ -27,6 +27,7 @@ from .contract.kinds import KINDS
 from .contract.model import ContractModel
 from .contract.schema import decode_metadata
 from .errors import SavedModelError, UsageError
+from .run_folder import finish_run
 
 __all__ = ["open_model", "open_folder", "model_folder"]
 
@@ -52,6 +53,8 @@ def model_folder(path) -> Path:
     """MODEL_DIR, or its ``model/`` subfolder (train's --out layout); a `SavedModelError` naming the
     folder when neither holds the ``task.json`` that ``learner.save`` writes."""
     path = Path(path)
+    for run in (path, path.parent):  # train's --out, or its model/: a run killed while it replaced its outputs
+        finish_run(run)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such folder")
     if (path / "task.json").is_file():

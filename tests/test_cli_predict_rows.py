@@ -166,7 +166,8 @@ def test_a_table_model_bundle_predicts_csv_rows_as_hotstart_predict(models, tmp_
     _, _, root = models[target]
     bundle = tmp_path / "bundle"
     assert main(["export", str(root / target), "--bundle", str(bundle)]) == 0
-    assert sorted(p.name for p in bundle.iterdir()) == ["README.md", "hotstart_contract", "model.onnx", "predictor.py"]
+    assert sorted(p.name for p in bundle.iterdir()) == ["README.md", "hotstart-export.json", "hotstart_contract", "model.onnx",
+                                                        "predictor.py"]
     readme = (bundle / "README.md").read_text()
     assert "python predictor.py model.onnx rows.csv" in readme and "continuous ['bill_length_mm'" in readme
     call = "label, probabilities = p.predict(" if target == "species" else "values, _ = p.predict("

@@ -158,7 +158,8 @@ def test_bundle_predicts_in_a_process_where_torch_cannot_be_imported(deployed, t
 
     bundle = tmp_path / "bundle"
     assert main(["export", str(deployed.run), "--bundle", str(bundle)]) == 0
-    assert sorted(p.name for p in bundle.iterdir()) == ["README.md", "hotstart_contract", "model.onnx", "predictor.py"]
+    assert sorted(p.name for p in bundle.iterdir()) == ["README.md", "hotstart-export.json", "hotstart_contract", "model.onnx",
+                                                        "predictor.py"]
     script = BLOCKER + textwrap.dedent(f"""
         try:
             import torch

@@ -43,7 +43,9 @@ def _cases(tmp):
         "c onto a folder of yours": (["--format", "c", "--out", str(tmp / "folder")],
                                      "not written by a C export, or changed since it wrote them (keep.txt)"),
         "bundle onto a file": (["--bundle", str(tmp / "file")], "not a folder"),
-        "bundle whose model.onnx is a folder": (["--bundle", str(tmp / "bundle")], "is a folder"),
+        "bundle whose model.onnx is a folder": (["--bundle", str(tmp / "bundle")],
+                                                "not written by a bundle export, or changed since it wrote them "
+                                                "(model.onnx)"),
     }
 
 

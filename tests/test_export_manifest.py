@@ -160,3 +160,23 @@ def test_a_file_edited_before_the_swap_takes_the_lock_is_not_deleted(tmp_path, m
     with pytest.raises(FileExistsError, match=r"harness\.c"):
         write_export_folder(out, LESS, "c")
     assert (out / "harness.c").read_bytes() == b"my edits"
+
+
+def test_a_subfolder_is_ours_when_every_file_in_it_is_listed_and_pycache_only_beside_listed_py(tmp_path):
+    """A bundle's ``hotstart_contract/``: listed by path; Python's ``__pycache__`` (``.pyc`` only)
+    beside listed ``.py`` files is derived from them; anything else makes the subfolder foreign."""
+    out = tmp_path / "out"
+    files = {"model.onnx": b"m", "pkg/__init__.py": b"", "pkg/data.txt": b"d"}
+    write_export_folder(out, files, "bundle")
+    assert foreign_files(out, "bundle") == []
+    (out / "pkg" / "__pycache__").mkdir()
+    (out / "pkg" / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"pyc")
+    assert foreign_files(out, "bundle") == []
+    (out / "pkg" / "__pycache__" / "notes.txt").write_bytes(b"mine")
+    assert foreign_files(out, "bundle") == ["pkg"]
+    (out / "pkg" / "__pycache__" / "notes.txt").unlink()
+    (out / "pkg" / "data.txt").write_bytes(b"edited")
+    assert foreign_files(out, "bundle") == ["pkg"]
+    write_export_folder(tmp_path / "nopy", {"pkg/data.txt": b"d"}, "bundle")
+    (tmp_path / "nopy" / "pkg" / "__pycache__").mkdir()  # no .py beside it: not derived from ours
+    assert foreign_files(tmp_path / "nopy", "bundle") == ["pkg"]

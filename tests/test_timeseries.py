@@ -417,7 +417,7 @@ def test_predict_reads_series_files_and_a_bundle_predicts_them_too(gunpoint, tmp
     import subprocess
     import sys
 
-    from hotstart.cli.export import write_bundle
+    from hotstart.cli.bundle import write_bundle
     from hotstart.datasets.ts_format import write_ts
 
     learner, data = gunpoint

@@ -22,7 +22,6 @@ No destination may lie inside MODEL_DIR: the export would overwrite the model it
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -30,37 +29,7 @@ from ..arguments import check_int
 from ..errors import UsageError
 from ..export import FORMATS, SUFFIXES, check_options  # cheap: the export package imports torch only where it exports
 from ..deploy import model_folder
-
-CONTRACT_FOLDER = "hotstart_contract"  # the bundle's copy of hotstart/contract/ (predictor.py imports it)
-
-BUNDLE_README = """# {name}: a hotstart model that runs without torch
-
-Files: `model.onnx` (the model; its task, classes and preprocessing are in its metadata),
-`predictor.py` and `hotstart_contract/` (hotstart's model contract: how an input is encoded and an
-output decoded), which need numpy + pillow + onnxruntime, nothing else.
-
-    pip install onnxruntime numpy pillow
-    python predictor.py model.onnx {files} --top-k 3
-
-or from Python:
-
-    from predictor import Predictor
-    p = Predictor.load("model.onnx")
-    {call}
-
-Task: {kind}; input: {inputs}; output: {outputs}.
-Exported by hotstart {version}.
-"""
-
-# what a bundle's predictor takes, by the kind of task: (command-line inputs, a Python call, the input)
-BUNDLE_USAGE = {
-    "table": ("rows.csv", 'label, probabilities = p.predict({"column": value, ...})   # one row',
-              "a table row: categorical {categorical}, continuous {continuous}"),
-    "series": ("series.npy", "label, probabilities = p.predict(series)   # a numpy array (channels, steps)",
-               "a series (a .npy file of one, (steps,) or (channels, steps), or of several)"),
-    "image": ("image1.png image2.png", 'label, probabilities = p.predict("image1.png")',
-              "an image, {size} ({channels} channel(s))"),
-}
+from .bundle import refuse_foreign_bundle, write_bundle
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -204,11 +173,13 @@ def check_destinations(args, fmt: str, source: Path) -> None:
             check_file_destination(args.out, "--out")
         check_suffix(args.out, Path(args.out).suffix.lower(), fmt)  # after the checks that say more
     if args.bundle is not None:
-        check_outside_source(args.bundle, source, "--bundle")
+        check_outside_source(args.bundle, source, "--bundle", replaces_folder=True)
         check_folder_destination(args.bundle, "--bundle")
-        for name in ("model.onnx", "predictor.py", "README.md"):
-            check_file_destination(Path(args.bundle) / name, "--bundle")
-        check_folder_destination(Path(args.bundle) / CONTRACT_FOLDER, "--bundle")
+        bundle = Path(args.bundle).resolve()
+        if args.out is not None and (Path(args.out).resolve() == bundle or bundle in Path(args.out).resolve().parents):
+            raise UsageError(f"--out {args.out} lies in --bundle {args.bundle}, which the bundle replaces as a whole "
+                             f"(nothing was exported): write --out elsewhere")
+        refuse_foreign_bundle(args.bundle)
 
 
 def _data_for(args, folder: Path):
@@ -224,45 +195,3 @@ def _data_for(args, folder: Path):
         raise UsageError(f"export: the data ({name}) has classes {list(blocks[1].classes)[:10]}, the model "
                          f"{list(classes)[:10]}: pass the training data with --data")
     return data
-
-
-def write_bundle(learner, folder, **kwargs) -> Path:
-    """DIR/model.onnx + DIR/predictor.py + DIR/hotstart_contract/ (copies of hotstart/predictor.py
-    and of the model contract package, which uses relative imports only) + DIR/README.md."""
-    from importlib.util import find_spec
-
-    from .. import __version__
-    from ..atomic import atomic_write_bytes
-    from ..atomic_folder import write_folder
-
-    folder = Path(folder)
-    readme = bundle_readme(learner.task, folder.name, __version__)  # before any file: a failure writes none
-    report = learner.export(folder / "model.onnx", "onnx", **kwargs)
-    atomic_write_bytes(folder / "predictor.py", Path(find_spec("hotstart.predictor").origin).read_bytes())
-    contract = Path(find_spec("hotstart.contract").origin).parent
-    write_folder(folder / CONTRACT_FOLDER, {p.name: p.read_bytes() for p in sorted(contract.glob("*.py"))})
-    atomic_write_bytes(folder / "README.md", readme.encode())
-    print(f"{report}\nwrote bundle {folder}: model.onnx, predictor.py, {CONTRACT_FOLDER}/, README.md")
-    return folder
-
-
-def bundle_readme(task, name: str, version: str) -> str:
-    """The bundle's README.md for `task`: how to run its predictor on the inputs this kind of task
-    takes (images, CSV rows, series), and what it outputs."""
-    from ..contract.kinds import SERIES_KINDS, TABLE_KINDS
-
-    kind = type(task).__name__
-    family = "table" if kind in TABLE_KINDS else "series" if kind in SERIES_KINDS else "image"
-    files, call, inputs = BUNDLE_USAGE[family]
-    if family == "table":
-        row = task.blocks[0]
-        inputs = inputs.format(categorical=list(row.categorical), continuous=list(row.continuous))
-    elif family == "image":
-        inputs = inputs.format(size=tuple(task.size), channels=task.channels)
-    classes = task.classes  # None for a regression (tasks/base.py)
-    if classes is None:  # predict gives (the values in the target's units, the same values)
-        call = call.replace("label, probabilities", "values, _")
-    outputs = ("a value for each regression target" if classes is None else
-               f"{len(classes)} classes: " + json.dumps(classes[:20]) + (" ..." if len(classes) > 20 else ""))
-    return BUNDLE_README.format(name=name, files=files, call=call, kind=kind,
-                                inputs=inputs, outputs=outputs, version=version)

@@ -25,9 +25,8 @@ from pathlib import Path
 
 from ..deploy import model_folder
 from ..errors import SavedModelError, UsageError
+from ..run_folder import RUN_OUTPUTS  # what `train` writes into --out: an earlier run if any is there
 
-# what `train` writes into --out (cli/train.py `write_outputs`): an earlier run if any is there
-RUN_OUTPUTS = ("model", "history.csv", "loss.png")
 TABLE_SUFFIXES = (".csv", ".tsv")
 
 

@@ -11,7 +11,8 @@
     python -m hotstart train --devices 2 --resume runs/ckpt           # continue after a kill
 
 PATH is a folder of class folders (optionally split into train/ and valid/) or a CSV table.
-The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png.
+The run writes to --out: the model (weights.safetensors + task.json), history.csv and loss.png,
+replaced as one set (a kill leaves the old run's three or the new run's: hotstart/run_folder.py).
 An --out that holds an earlier run is refused unless --overwrite (or --resume): see
 `preflight.check_out` for why refusing, not numbering the runs.
 

@@ -1,5 +1,6 @@
-"""`train`'s outputs in --out: the model, history.csv and loss.png, each written atomically; and,
-after a stop or an error, the finished epochs (`LastEpochWeights` keeps their weights)."""
+"""`train`'s outputs in --out: the model, history.csv and loss.png, replaced as one set (a kill
+leaves the old run's or the new run's, hotstart/run_folder.py); and, after a stop or an error, the
+finished epochs (`LastEpochWeights` keeps their weights)."""
 from __future__ import annotations
 
 import csv
@@ -9,14 +10,23 @@ from pathlib import Path
 
 
 def write_outputs(learner, out: Path) -> list[Path]:
-    """The model, history.csv and loss.png in `out` (each written atomically); their paths.
-    With several processes, all call this: the first writes, the others wait in `save`."""
-    learner.save(out / "model")
+    """The model, history.csv and loss.png in `out`, replacing an earlier run's as a unit
+    (hotstart/run_folder.py); their paths. With several processes, all call this: the first writes,
+    the others wait in `save`."""
+    from ..run_folder import RUN_OUTPUTS, RUN_SET
+    from ..sibling_set import replace_together
+
     if not learner.backend.is_global_zero:
+        learner.save(out / "model")  # writes nothing here: waits while the first process writes
         return [out / "model"]
-    write_history(learner.history, out / "history.csv")
-    save_figure(learner.plot_loss(), out / "loss.png")
-    return [out / "model", out / "history.csv", out / "loss.png"]
+
+    def stage(staging: Path) -> None:
+        learner.save(staging / "model")
+        write_history(learner.history, staging / "history.csv")
+        save_figure(learner.plot_loss(), staging / "loss.png")
+
+    replace_together(out, RUN_SET, stage)
+    return [out / name for name in RUN_OUTPUTS]
 
 
 def save_figure(fig, path: Path) -> None:

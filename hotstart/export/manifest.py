@@ -10,9 +10,16 @@ set replaces the old one whole, so no file of the earlier export stays behind; a
 anything else (a file no export wrote, one changed since, an export of another kind) is refused
 before the export runs, naming those files.
 
+An export may write files in subfolders (a bundle's ``hotstart_contract/``): the manifest lists them
+by their path (``hotstart_contract/model.py``), and the subfolder is the earlier export's own when
+every file in it is a listed one, unchanged, except Python's ``__pycache__`` beside listed ``.py``
+files (holding only ``.pyc`` files): Python derives it from our files when the bundle's predictor
+runs, so replacing it loses nothing of yours. Anything else in the subfolder makes it foreign.
+
 Folders written before the manifest existed have none: the exporter's `legacy` function says which
 names an earlier version of it wrote there, for a folder that is recognizably such an export
-(web: its task.json; C: its generated model.h).
+(web: its task.json; C: its generated model.h); a name ending in ``/`` is a subfolder, which the
+`legacy` function has checked itself.
 
 Torch-free and cheap: the command line checks destinations before it loads the model.
 """
@@ -75,15 +82,50 @@ def foreign_files_message(flag: str, folder, names: list[str], what: str) -> str
 
 def owned_files(folder, export: str, legacy: Legacy | None = None) -> frozenset[str]:
     """The names in `folder` that an earlier export of kind `export` wrote, as it wrote them (a
-    regular file whose sha256 is the one its manifest lists), with the manifest itself; without a
+    regular file whose sha256 is the one its manifest lists; a subfolder all of whose files are
+    such, ``__pycache__`` aside: `_subfolder_is_ours`), with the manifest itself; without a
     manifest, the names `legacy` gives for the folder (an export older than the manifest)."""
     folder = Path(folder)
     listed = _listed_files(folder, export)
     if listed is None:
         if legacy is None or not folder.is_dir():
             return frozenset()
-        return frozenset(n for n in legacy(folder) if _is_regular_file(folder / n))
-    return frozenset([MANIFEST, *(n for n, digest in listed.items() if _sha256_of_regular(folder / n) == digest)])
+        return frozenset(n.rstrip("/") for n in legacy(folder)
+                         if (_is_plain_folder(folder / n) if n.endswith("/") else _is_regular_file(folder / n)))
+    top = {n for n, digest in listed.items() if "/" not in n and _sha256_of_regular(folder / n) == digest}
+    subfolders = {n.split("/", 1)[0] for n in listed if "/" in n}
+    return frozenset([MANIFEST, *top, *(d for d in subfolders if _subfolder_is_ours(folder, d, listed))])
+
+
+def _subfolder_is_ours(folder: Path, sub: str, listed: dict[str, str]) -> bool:
+    """Every file in `folder`/`sub` (at any depth) is listed and unchanged, or a ``.pyc`` file in a
+    ``__pycache__`` beside listed ``.py`` files; no links, nothing else."""
+    if not _is_plain_folder(folder / sub):
+        return False
+    for root, dirs, files in os.walk(folder / sub):
+        rel = Path(root).relative_to(folder).as_posix()
+        for d in dirs:
+            if not _is_plain_folder(Path(root) / d):
+                return False
+        if Path(root).name == "__pycache__":
+            parent = rel.rsplit("/", 1)[0]
+            py_beside = any(n.endswith(".py") and n.rsplit("/", 1)[0] == parent for n in listed)
+            if dirs or not py_beside or not all(f.endswith(".pyc") and _is_regular_file(Path(root) / f)
+                                                for f in files):
+                return False
+            continue
+        for f in files:
+            if _sha256_of_regular(Path(root) / f) != listed.get(f"{rel}/{f}"):
+                return False
+    return True
+
+
+def _is_plain_folder(path: Path) -> bool:
+    """A folder, not a link to one."""
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def _listed_files(folder: Path, export: str) -> dict[str, str] | None:
@@ -98,7 +140,12 @@ def _listed_files(folder: Path, export: str) -> dict[str, str] | None:
     files = listing.get("files")
     if not isinstance(files, dict) or not all(isinstance(n, str) and isinstance(d, str) for n, d in files.items()):
         return None
-    return {n: d for n, d in files.items() if n != MANIFEST and "/" not in n and n not in ("", ".", "..")}
+    return {n: d for n, d in files.items() if n != MANIFEST and _safe_relative(n)}
+
+
+def _safe_relative(name: str) -> bool:
+    """A path inside the folder: no empty, ``.`` or ``..`` part, not absolute, no backslash."""
+    return "\\" not in name and all(part not in ("", ".", "..") for part in name.split("/"))
 
 
 def _is_regular_file(path: Path) -> bool:

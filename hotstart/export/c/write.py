@@ -1,4 +1,10 @@
-"""Writing the C files: ``NAME.c`` beside its header (each file atomic), or a folder swapped as a unit.
+"""Writing the C files: ``NAME.c`` beside its header, or a folder swapped as a unit; either way as a unit.
+
+``NAME.c`` and ``NAME.h`` sit in a folder of yours, so they cannot be swapped as a folder: they are
+replaced together by a two-phase commit (hotstart/sibling_set.py, the set named ``NAME.c``): a
+failure while writing them (a full disk) leaves the old pair; a kill leaves the old pair or, once the
+next export to ``NAME.c`` (or `finish_interrupted`) has run, the new pair, never a mix; until then
+the journal ``.NAME.c.commit`` beside them says the pair is mid-replace.
 
 A folder gets a manifest of its files (hotstart/export/manifest.py), so that a later export
 replaces it whole, with or without ``--harness`` (no harness file of the earlier one stays), and
@@ -10,6 +16,7 @@ import dataclasses
 from pathlib import Path
 
 from ...atomic import atomic_write_bytes
+from ...sibling_set import replace_together
 from ...errors import UsageError
 from ..manifest import foreign_files, foreign_files_message, write_export_folder
 from ..report import ExportReport
@@ -55,13 +62,17 @@ def refuse_foreign_files(folder, flag: str = "--out") -> None:
 
 
 def write_files(path, files: dict[str, str]) -> Path:
-    """`path` ``X.c``: each file next to it, header first (a reader of X.c finds its X.h); else the
-    folder `path` holds exactly `files` (hotstart/atomic_folder.py). Returns the .c file's path."""
+    """`path` ``X.c``: the files next to it (X.c, X.h, harnesses), replaced together as the set
+    ``X.c`` (hotstart/sibling_set.py); else the folder `path` holds exactly `files`
+    (hotstart/atomic_folder.py). Returns the .c file's path."""
     path = Path(path)
     data = {k: v.encode("utf-8") for k, v in files.items()}
     if path.suffix == ".c":
-        for name in sorted(data, key=lambda k: k != f"{path.stem}.h"):
-            atomic_write_bytes(path.parent / name, data[name])
+        def stage(staging: Path) -> None:
+            for name, content in data.items():
+                atomic_write_bytes(staging / name, content)
+
+        replace_together(path.parent, path.name, stage)
         return path
     try:
         write_export_folder(path, data, "c", legacy=legacy_c_files)
