@@ -50,6 +50,7 @@ from typing import Callable, Iterable, Union
 
 from .atomic import atomic_write_bytes, default_folder_mode, fsync_dir
 from .write_errors import write_error
+from .folder_lock import writers_take_turns
 
 __all__ = ["read_folder", "write_folder"]
 
@@ -79,7 +80,7 @@ def write_folder(path, files: dict[str, bytes], replaces: Replaces | None = None
     path = Path(os.path.abspath(path))  # "." or "model/" get a real name and parent
     parent = path.parent
     parent.mkdir(parents=True, exist_ok=True)
-    with _writers_take_turns(parent):
+    with writers_take_turns(parent):
         _recover(path, strict=True)  # a killed writer's leftovers: stale, since we hold the writers' lock
         ours = files if replaces is None else replaces(path) if callable(replaces) else replaces
         mode = _check_replaceable(path, set(ours))
@@ -241,7 +242,7 @@ def _clean_up_if_no_writer(path: Path, names) -> None:
     nothing is touched, and the read goes on."""
     if not (_leftovers(path, _NEW) or _leftovers(path, _OLD) or _leftovers(path, _DEL)):
         return
-    with contextlib.suppress(OSError), _writers_take_turns(path.parent, wait=False) as ours:
+    with contextlib.suppress(OSError), writers_take_turns(path.parent, wait=False) as ours:
         if ours:
             _recover(path, strict=False)
 
@@ -262,27 +263,3 @@ def _check_replaceable(path: Path, ours) -> int:
         raise FileExistsError(f"{path} holds other files ({shown}): replacing the folder would delete them; "
                               f"save into a new or empty folder")
     return stat.S_IMODE(os.stat(path).st_mode)
-
-
-@contextlib.contextmanager
-def _writers_take_turns(parent: Path, wait: bool = True):
-    """An exclusive lock on the parent folder for the time of one write (no-op without fcntl).
-
-    Yields whether this process holds the lock: always True when `wait` (a file system without
-    locks writes unlocked, as before); with ``wait=False``, False when another process holds it
-    or locks cannot be had, so the caller can tell "no writer is active" from "don't know"."""
-    try:
-        import fcntl
-    except ImportError:  # Windows
-        yield wait
-        return
-    fd = os.open(parent, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-            held = True
-        except OSError:  # busy (wait=False), or a file system without locks (some network mounts)
-            held = wait
-        yield held
-    finally:
-        os.close(fd)  # closing releases the lock

@@ -1,8 +1,8 @@
 """One writer at a time in a folder: an exclusive ``flock`` on the folder itself.
 
-Used by `sibling_set` (entries of ours beside the user's files). `atomic_folder` takes the same
-kind of lock on a target's parent folder with a private copy of this; the two never nest on one
-folder in one process (a lock taken twice through two handles would wait for itself).
+Used by `atomic_folder` (on a target folder's parent) and `sibling_set` (on the folder that holds
+entries of ours beside the user's files). The two never nest on one folder in one process: an
+``flock`` taken twice through two handles would wait for itself.
 """
 from __future__ import annotations
 

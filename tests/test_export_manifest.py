@@ -149,14 +149,14 @@ def test_a_file_edited_before_the_swap_takes_the_lock_is_not_deleted(tmp_path, m
 
     out = tmp_path / "out"
     write_export_folder(out, FULL, "c")
-    real = af._writers_take_turns
+    real = af.writers_take_turns
 
     @contextlib.contextmanager
     def edited_while_waiting(parent, *a, **k):
         (out / "harness.c").write_bytes(b"my edits")
         with real(parent, *a, **k) as held:
             yield held
-    monkeypatch.setattr(af, "_writers_take_turns", edited_while_waiting)
+    monkeypatch.setattr(af, "writers_take_turns", edited_while_waiting)
     with pytest.raises(FileExistsError, match=r"harness\.c"):
         write_export_folder(out, LESS, "c")
     assert (out / "harness.c").read_bytes() == b"my edits"
