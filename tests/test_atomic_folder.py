@@ -9,12 +9,12 @@ between the swap's two renames).
 import os
 import shutil
 import signal
-import time
 
 import pytest
 
 import hotstart.atomic_folder as af
 from hotstart.atomic_folder import read_folder, write_folder
+from killed_child import kill_hard, pause_child  # tests/ is on sys.path
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the kill tests fork")
 
@@ -23,44 +23,27 @@ NEW = {"a.bin": b"new a", "b.bin": b"new b"}
 
 
 def _pause_child_at(step: str, folder):
-    """Fork a child that writes NEW into `folder` and stops forever at `step`; returns (pid, ready fd)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child
-        try:
-            os.close(r)
+    """A child that writes NEW into `folder` and stops forever at `step`; its pid."""
+    def body(stop):
+        if step == "after the first file":
+            real = af.atomic_write_bytes
 
-            def stop():
-                os.write(w, b"x")
-                time.sleep(600)
+            def slow(path, data):
+                real(path, data)
+                stop()
+            af.atomic_write_bytes = slow
+        else:  # "between the renames": the old set moved aside, the new one not yet in
+            real_rename = os.rename
 
-            if step == "after the first file":
-                real = af.atomic_write_bytes
-
-                def slow(path, data):
-                    real(path, data)
-                    stop()
-                af.atomic_write_bytes = slow
-            else:  # "between the renames": the old set moved aside, the new one not yet in
-                real_rename = os.rename
-
-                def rename(src, dst):
-                    real_rename(src, dst)
-                    stop()
-                af.os.rename = rename
-            write_folder(folder, NEW)
-        finally:
-            os._exit(1)
-    os.close(w)
-    assert os.read(r, 1) == b"x", "the child died before pausing"
-    os.close(r)
-    return pid
+            def rename(src, dst):
+                real_rename(src, dst)
+                stop()
+            af.os.rename = rename
+        write_folder(folder, NEW)
+    return pause_child(body)
 
 
-def _kill(pid):
-    os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
-    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+_kill = kill_hard
 
 
 def _beside(folder):
@@ -153,52 +136,31 @@ LEGACY = {"a.bin": b"legacy a"}  # fewer files than either
 
 
 def _pause_child_at_rename(folder, files, nth):
-    """Fork a child that writes `files` into `folder` and stops forever after its `nth` rename of a
-    folder (1: the old set moved aside; 2: the new set moved in); returns its pid."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            real_rename, count = os.rename, [0]
+    """A child that writes `files` into `folder` and stops forever after its `nth` rename of a
+    folder (1: the old set moved aside; 2: the new set moved in); its pid."""
+    def body(stop):
+        real_rename, count = os.rename, [0]
 
-            def rename(src, dst):
-                real_rename(src, dst)
-                count[0] += 1
-                if count[0] == nth:
-                    os.write(w, b"x")
-                    time.sleep(600)
-            af.os.rename = rename
-            write_folder(folder, files)
-        finally:
-            os._exit(1)
-    os.close(w)
-    assert os.read(r, 1) == b"x", "the child died before pausing"
-    os.close(r)
-    return pid
+        def rename(src, dst):
+            real_rename(src, dst)
+            count[0] += 1
+            if count[0] == nth:
+                stop()
+        af.os.rename = rename
+        write_folder(folder, files)
+    return pause_child(body)
 
 
 def _pause_child_in_removal(folder, files):
-    """Fork a child that writes `files` into `folder` and stops forever halfway through removing
-    the old set (one file of it deleted); returns its pid."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-
-            def rmtree(p, *a, **k):
-                os.unlink(os.path.join(p, sorted(os.listdir(p))[0]))
-                os.write(w, b"x")
-                time.sleep(600)
-            af.shutil.rmtree = rmtree
-            write_folder(folder, files)
-        finally:
-            os._exit(1)
-    os.close(w)
-    assert os.read(r, 1) == b"x", "the child died before pausing"
-    os.close(r)
-    return pid
+    """A child that writes `files` into `folder` and stops forever halfway through removing the
+    old set (one file of it deleted); its pid."""
+    def body(stop):
+        def rmtree(p, *a, **k):
+            os.unlink(os.path.join(p, sorted(os.listdir(p))[0]))
+            stop()
+        af.shutil.rmtree = rmtree
+        write_folder(folder, files)
+    return pause_child(body)
 
 
 def _failing_write(folder, files, monkeypatch, replaces=(*OLD, *NEW, *OTHER)):

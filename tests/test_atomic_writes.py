@@ -13,7 +13,6 @@ import errno
 import json
 import os
 import signal
-import time
 
 import pytest
 
@@ -22,6 +21,7 @@ from hotstart.atomic import atomic_open, atomic_write_bytes
 from hotstart.atomic_folder import write_folder
 from hotstart.errors import HotstartError
 from hotstart.write_errors import WriteError
+from killed_child import kill_hard, pause_child  # tests/ is on sys.path
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the tests fork")
 
@@ -132,23 +132,13 @@ def test_a_permission_error_stays_a_permission_error(tmp_path, monkeypatch):
 
 
 def _pause_child_mid_write(dest):
-    """Fork a child that writes part of `dest` through atomic_open and stops there; its pid."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            with atomic_open(dest) as f:
-                f.write(b"partial" * 1000)
-                f.flush()
-                os.write(w, b"x")
-                time.sleep(600)
-        finally:
-            os._exit(1)
-    os.close(w)
-    assert os.read(r, 1) == b"x", "the child died before pausing"
-    os.close(r)
-    return pid
+    """A child that writes part of `dest` through atomic_open and stops there; its pid."""
+    def body(stop):
+        with atomic_open(dest) as f:
+            f.write(b"partial" * 1000)
+            f.flush()
+            stop()
+    return pause_child(body)
 
 
 def test_the_next_write_removes_a_killed_writers_temporary_file_and_spares_a_live_ones(tmp_path):
@@ -162,8 +152,7 @@ def test_the_next_write_removes_a_killed_writers_temporary_file_and_spares_a_liv
         atomic_write_bytes(dest, b"new")
         assert tmp in _beside(tmp_path), "a live writer's temporary file was removed"
     finally:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        kill_hard(pid)
     assert tmp in _beside(tmp_path) and dest.read_bytes() == b"new"
     atomic_write_bytes(dest, b"newer")  # before: the killed writer's file stayed for good
     assert _beside(tmp_path) == sorted([".other.onnx.abcdefgh.tmp", "digits.onnx"])

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from killed_child import KILL_AT_STEP  # tests/ is on sys.path
 
 from hotstart.export.c.write import write_files
 from hotstart.sibling_set import finish_interrupted, journal_path
@@ -48,24 +49,13 @@ def test_a_failing_write_of_the_c_file_leaves_the_old_pair_and_names_the_folder(
     assert sorted(os.listdir(tmp_path)) == ["digits.c", "digits.h", "mine.txt"]  # no staging folder left
 
 
-CHILD = textwrap.dedent("""
-    import os, shutil, signal, sys
+CHILD = "import sys\n" + KILL_AT_STEP + textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     from hotstart.export.c.write import write_files
-    kill_at, n = int(sys.argv[1]), [0]
-    def step(f):
-        def wrapped(*a, **k):
-            n[0] += 1
-            if n[0] == kill_at:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return f(*a, **k)
-        return wrapped
-    for name in ("replace", "rename", "unlink"):
-        setattr(os, name, step(getattr(os, name)))
-    shutil.rmtree = step(shutil.rmtree)
     write_files(sys.argv[2], {new!r})
-    print("done", n[0])
+    print("done", _steps[0])
 """)
+
 
 
 def test_a_kill_at_any_step_leaves_the_old_pair_or_the_new_one(tmp_path):

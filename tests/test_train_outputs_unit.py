@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from killed_child import KILL_AT_STEP  # tests/ is on sys.path
 
 from hotstart.atomic_folder import write_folder
 from hotstart.cli.train_outputs import write_outputs
@@ -63,26 +64,15 @@ def test_a_model_folder_holding_your_files_is_refused_and_nothing_changes(tmp_pa
     assert run_of(tmp_path) == {1} and (tmp_path / "model" / "mine.txt").exists()
 
 
-CHILD = textwrap.dedent("""
-    import os, shutil, signal, sys
+CHILD = "import sys\n" + KILL_AT_STEP + textwrap.dedent("""
     sys.path[:0] = [{repo!r}, {tests!r}]
     from test_train_outputs_unit import Run
     from hotstart.cli.train_outputs import write_outputs
     from pathlib import Path
-    kill_at, n = int(sys.argv[1]), [0]
-    def step(f):
-        def wrapped(*a, **k):
-            n[0] += 1
-            if n[0] == kill_at:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return f(*a, **k)
-        return wrapped
-    for name in ("replace", "rename", "unlink"):
-        setattr(os, name, step(getattr(os, name)))
-    shutil.rmtree = step(shutil.rmtree)
     write_outputs(Run(2), Path(sys.argv[2]))
-    print("done", n[0])
+    print("done", _steps[0])
 """)
+
 
 
 def test_a_run_killed_at_any_step_leaves_the_old_runs_set_or_the_new_ones(tmp_path):
